@@ -1,0 +1,34 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "DefaultsCoder",
+    platforms: [
+        .macOS(.v13), .iOS(.v15), .tvOS(.v15), .watchOS(.v8),
+    ],
+    products: [
+        .library(name: "DefaultsCoder", targets: ["DefaultsCoder"]),
+        .executable(name: "defaults-coder-demo", targets: ["defaults-coder-demo"]),
+    ],
+    targets: [
+        .target(
+            name: "DefaultsCoder",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "defaults-coder-demo",
+            dependencies: ["DefaultsCoder"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "DefaultsCoderTests",
+            dependencies: ["DefaultsCoder", "defaults-coder-demo"],
+            swiftSettings: swiftSettings
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

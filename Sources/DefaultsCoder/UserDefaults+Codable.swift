@@ -1,0 +1,135 @@
+//
+//  UserDefaults+Codable.swift
+//  DefaultsCoder
+//
+
+import Foundation
+
+/// Stores `Codable` values in `UserDefaults` as readable property-list values, and
+/// reads them back unchanged.
+///
+/// ```swift
+/// try UserDefaults.standard.encode(User(id: 1, name: "Herbert"), forKey: "owner")
+/// // dictionaryRepresentation()["owner"] is ["id": 1, "name": "Herbert"]
+/// let owner = try UserDefaults.standard.decode(User.self, forKey: "owner")
+/// ```
+///
+/// The promise: whatever the value, these methods never trap and never store something
+/// that reads back different. What reaches `set(_:forKey:)` is always a valid property
+/// list on the running platform, with these forms where a plist has no type of its own:
+///
+/// | value | stored as |
+/// |---|---|
+/// | `URL` | its absolute string; with a base URL, `{relative, base}` |
+/// | `Decimal` | its exact decimal text, `"1.5"` |
+/// | `nil` inside a collection | `"$null"` (a real `"$null"` string inside an optional gets one more `$`) |
+/// | `Int8`…`UInt64`, `Float` | `Int` (`UInt64` above `Int64.max`), `Double` |
+/// | `Date` on Linux with a fraction of a second | its `timeIntervalSinceReferenceDate` (XML `<date>` keeps whole seconds) |
+///
+/// A value that cannot be stored as it is — such as a `Decimal.nan`, or something a
+/// `.custom` strategy made that is not a property list — throws
+/// `EncodingError.invalidValue` naming its path, and the stored value is left as it was.
+///
+/// On platforms without `cfprefsd` (Linux, Windows) Foundation writes the suite's file
+/// only when `synchronize()` is called, so `encode(_:forKey:)` calls it after each
+/// write: each write then costs one rewrite of that suite's file.
+extension UserDefaults {
+
+    /// Encodes a value and stores it under `key`; encoding `nil` removes the key.
+    ///
+    /// - Parameters:
+    ///   - value: The value to store.
+    ///   - key: The defaults key.
+    /// - Throws: `EncodingError.invalidValue` with the path of a value that cannot be
+    ///   stored; nothing is written then.
+    public func encode<T: Encodable>(_ value: T, forKey key: String) throws {
+        try encode(value, forKey: key, encoder: KeyValueEncoder())
+    }
+
+    /// Encodes a value with the given encoder's strategies and stores it under `key`;
+    /// encoding `nil` removes the key.
+    ///
+    /// The encoder's date, data, URL and key strategies apply. Its nil strategy does
+    /// not: storage keeps every `nil` in the lossless form described on this extension.
+    ///
+    /// - Parameters:
+    ///   - value: The value to store.
+    ///   - key: The defaults key.
+    ///   - encoder: The encoder whose strategies to use.
+    /// - Throws: `EncodingError.invalidValue` with the path of a value that cannot be
+    ///   stored; nothing is written then.
+    public func encode<T: Encodable>(_ value: T, forKey key: String, encoder: KeyValueEncoder) throws {
+        let stored = try encoder.encodeForUserDefaults(value)
+        if let stored {
+            set(stored, forKey: key)
+        } else {
+            removeObject(forKey: key)
+        }
+        persistIfNeeded()
+    }
+
+    /// Reads and decodes the value stored under `key`.
+    ///
+    /// - Parameters:
+    ///   - type: The type to decode.
+    ///   - key: The defaults key.
+    /// - Returns: The value, or `nil` when nothing is stored under `key`.
+    /// - Throws: `DecodingError` when the stored value is not a `T` — `"other"` stored
+    ///   under a key does not read as `false`.
+    public func decode<T: Decodable>(_ type: T.Type = T.self, forKey key: String) throws -> T? {
+        try decode(type, forKey: key, decoder: KeyValueDecoder())
+    }
+
+    /// Reads and decodes the value stored under `key` with the given decoder's strategies.
+    ///
+    /// - Parameters:
+    ///   - type: The type to decode.
+    ///   - key: The defaults key.
+    ///   - decoder: The decoder whose strategies to use.
+    /// - Returns: The value, or `nil` when nothing is stored under `key`.
+    /// - Throws: `DecodingError` when the stored value is not a `T`.
+    public func decode<T: Decodable>(_ type: T.Type = T.self, forKey key: String, decoder: KeyValueDecoder) throws -> T? {
+        // `object(forKey:)` only: `url(forKey:)` and the number getters convert silently.
+        guard let object = object(forKey: key) else { return nil }
+        return try decoder.decodeFromUserDefaults(T.self, from: object)
+    }
+
+    /// Writes the suite to disk where Foundation would not do it by itself.
+    private func persistIfNeeded() {
+        #if !canImport(Darwin)
+        synchronize()
+        #endif
+    }
+}
+
+extension KeyValueEncoder {
+    /// The tree to hand to `UserDefaults.set(_:forKey:)`, or `nil` to remove the key.
+    func encodeForUserDefaults<T: Encodable>(_ value: T) throws -> Any? {
+        var encoder = self
+        encoder.isForUserDefaults = true
+        return try encoder.encodeAllowingNil(value)
+    }
+}
+
+extension KeyValueDecoder {
+    /// Decodes a value read with `UserDefaults.object(forKey:)`.
+    func decodeFromUserDefaults<T: Decodable>(_ type: T.Type, from object: Any) throws -> T {
+        var decoder = self
+        decoder.isForUserDefaults = true
+        return try decoder.decode(T.self, from: object)
+    }
+}
+
+#if canImport(Combine)
+import Combine
+
+extension KeyValueEncoder: TopLevelEncoder {
+    /// The tree `encode(_:)` makes.
+    public typealias Output = Any?
+}
+
+extension KeyValueDecoder: TopLevelDecoder {
+    /// The tree `decode(_:from:)` reads.
+    public typealias Input = Any
+}
+#endif
