@@ -246,11 +246,12 @@ func classifyNumber(_ value: Any) -> NumberValue? {
     if type == UInt8.self { return .unsigned(UInt64(value as! UInt8), name: "UInt8") }
     if type == Decimal.self { return .decimal(value as! Decimal) }
     if type == String.self { return nil }
-    if let number = value as? NSNumber, value is NSObject {
-        return classifyNSNumber(number)
-    }
+    // Unwrap before asking for NSNumber: a wrapped Int64 would bridge and lose its name.
     if let optional = value as? any OptionalInAny {
         return optional.flattened.flatMap(classifyNumber)
+    }
+    if let number = value as? NSNumber {
+        return classifyNSNumber(number)
     }
     return nil
 }

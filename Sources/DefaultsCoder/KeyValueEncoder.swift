@@ -59,9 +59,11 @@ public struct KeyValueEncoder: Sendable {
     /// - Throws: `EncodingError.invalidValue`, naming the path, when a strategy or the
     ///   value's own `encode(to:)` fails.
     public func encode<T: Encodable>(_ value: T) throws -> Any? {
-        let encoder = EncoderImpl(options: self)
-        guard let result = try encoder.box(value, step: nil) else {
-            return encoder.nullRepresentation
+        guard let result = try EncoderImpl(options: self).box(value, step: nil) else {
+            if case .placeholder(let placeholder, _) = nilEncodingStrategy {
+                return placeholder is NSNullPlaceholder ? NSNull() : placeholder
+            }
+            return nil
         }
         return result
     }
@@ -361,7 +363,7 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
     @inline(__always) func wrap(_ value: UInt8) -> Any { options.isForUserDefaults ? Int(value) : value }
     @inline(__always) func wrap(_ value: UInt16) -> Any { options.isForUserDefaults ? Int(value) : value }
     @inline(__always) func wrap(_ value: UInt32) -> Any { options.isForUserDefaults ? Int(value) : value }
-    @inline(__always) func wrap(_ value: UInt) -> Any { wrap(UInt64(value)) }
+    @inline(__always) func wrap(_ value: UInt) -> Any { options.isForUserDefaults ? wrap(UInt64(value)) : value }
     @inline(__always) func wrap(_ value: UInt64) -> Any {
         guard options.isForUserDefaults, value <= UInt64(Int64.max) else { return value }
         return Int(value)

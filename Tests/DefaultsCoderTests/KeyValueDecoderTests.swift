@@ -1,0 +1,278 @@
+//
+//  KeyValueDecoderTests.swift
+//  DefaultsCoderTests
+//
+
+import Foundation
+import Testing
+@testable import DefaultsCoder
+
+struct SnakeModel: Codable, Equatable {
+    var firstName: String
+    var homeURL: String
+}
+
+@Suite("KeyValueDecoder")
+struct KeyValueDecoderTests {
+
+    @Test("primitives and the README examples")
+    func basics() throws {
+        let decoder = KeyValueDecoder()
+        #expect(try decoder.decode(Food.self, from: "fish") == Food(rawValue: "fish"))
+        #expect(try decoder.decode([String].self, from: ["fish", "chips"]) == ["fish", "chips"])
+        #expect(try decoder.decode(User.self, from: ["id": 1, "name": "Herbert"]) == User(id: 1, name: "Herbert"))
+        #expect(try decoder.decode([Int8].self, from: [10, 20.0, -30.0, Int64(50)]) == [10, 20, -30, 50])
+        #expect(try decoder.decode(Int?.self, from: Optional<Any>.none as Any) == nil)
+        #expect(try decoder.decode([Int: String].self, from: ["1": "a", "-2": "b"]) == [1: "a", -2: "b"])
+    }
+
+    @Test("error messages name the path", arguments: [
+        FailingDecode("Expected String at SELF[1], found Int", at: "SELF[1]") { try KeyValueDecoder().decode([String].self, from: ["fish", 1]) },
+        FailingDecode("Expected String at SELF[1].name, found Int", at: "SELF[1].name") { try KeyValueDecoder().decode([User].self, from: [["id": 1, "name": "Herbert"], ["id": 2, "name": 5]]) },
+        FailingDecode("Expected BinaryInteger at SELF[2], found Bool", at: "SELF[2]") { try KeyValueDecoder().decode([Int].self, from: [1, 2, true]) },
+        FailingDecode("Int at SELF[2], cannot be exactly represented by UInt8", at: "SELF[2]") { try KeyValueDecoder().decode([UInt8].self, from: [10, 100, 1000]) },
+        FailingDecode("Expected String at SELF[1].name, found nil", at: "SELF[1].name") { try KeyValueDecoder().decode([User].self, from: [["id": 1, "name": "Herbert"], ["id": 2, "name": Optional<Any>.none as Any]]) },
+        FailingDecode("Dictionary does not contain key SELF[1].name", at: "SELF[1].name") { try KeyValueDecoder().decode([User].self, from: [["id": 1, "name": "Herbert"], ["id": 2]]) },
+        FailingDecode("Expected Dictionary at SELF, found Array", at: "SELF") { try KeyValueDecoder().decode(User.self, from: [1, 2]) },
+        FailingDecode("Expected Array at SELF[1], found String", at: "SELF[1]") { try KeyValueDecoder().decode([[Int]].self, from: [[1], "x"]) },
+        FailingDecode("Expected Bool at SELF, found Int", at: "SELF") { try KeyValueDecoder().decode(Bool.self, from: 1) },
+        FailingDecode("Expected Bool at SELF, found Int", at: "SELF") { try KeyValueDecoder().decode(Bool.self, from: NSNumber(value: 1)) },
+        FailingDecode("Expected BinaryInteger at SELF, found Bool", at: "SELF") { try KeyValueDecoder().decode(Int.self, from: NSNumber(value: true)) },
+        FailingDecode("Expected Double at SELF, found Bool", at: "SELF") { try KeyValueDecoder().decode(Double.self, from: true) },
+        FailingDecode("Double at SELF, cannot be exactly represented by Int", at: "SELF") { try KeyValueDecoder().decode(Int.self, from: 1.5) },
+        FailingDecode("Double at SELF, cannot be exactly represented by Int", at: "SELF") { try KeyValueDecoder().decode(Int.self, from: Double.nan) },
+        FailingDecode("Int64 at SELF, cannot be exactly represented by Double", at: "SELF") { try KeyValueDecoder().decode(Double.self, from: Int64.max) },
+        FailingDecode("Double at SELF, cannot be exactly represented by Float", at: "SELF") { try KeyValueDecoder().decode(Float.self, from: 0.123456789) },
+        FailingDecode("Expected URL at SELF, found Int", at: "SELF") { try KeyValueDecoder().decode(URL.self, from: 5) },
+        FailingDecode("Encountered Data is not valid Base64 at SELF", at: "SELF") { try KeyValueDecoder().decode(Data.self, from: "not base64!") },
+        FailingDecode("Invalid decimal string \"1.5abc\" at SELF", at: "SELF") { try KeyValueDecoder().decode(Decimal.self, from: "1.5abc") },
+        FailingDecode("Expected Date at SELF, found String", at: "SELF") { try KeyValueDecoder().decode(Date.self, from: "2001") },
+    ])
+    func errorMessages(row: FailingDecode) {
+        let error = #expect(throws: DecodingError.self) { try row.decode() }
+        #expect(debugDescription(of: error) == row.message)
+        #expect(readablePath(of: error) == row.path)
+    }
+
+    @Test("error cases")
+    func errorCases() throws {
+        let mismatch = #expect(throws: DecodingError.self) { try KeyValueDecoder().decode([String].self, from: ["fish", 1]) }
+        guard case .typeMismatch(let type, _)? = mismatch else { Issue.record("expected typeMismatch"); return }
+        #expect(type is String.Type)
+
+        let missing = #expect(throws: DecodingError.self) { try KeyValueDecoder().decode(User.self, from: ["id": 1]) }
+        guard case .keyNotFound(let key, let context)? = missing else { Issue.record("expected keyNotFound"); return }
+        #expect(key.stringValue == "name")
+        #expect(context.codingPath.isEmpty)
+
+        let null = #expect(throws: DecodingError.self) { try KeyValueDecoder().decode(String.self, from: Optional<Any>.none as Any) }
+        guard case .valueNotFound? = null else { Issue.record("expected valueNotFound"); return }
+    }
+
+    @Test("reading past the end of an unkeyed container throws valueNotFound")
+    func pastTheEnd() throws {
+        struct Pair: Decodable {
+            var a: Int, b: Int
+            init(from decoder: any Decoder) throws {
+                var container = try decoder.unkeyedContainer()
+                a = try container.decode(Int.self)
+                b = try container.decode(Int.self)
+            }
+        }
+        let error = #expect(throws: DecodingError.self) { try KeyValueDecoder().decode([Pair].self, from: [[1, 2], [3]]) }
+        guard case .valueNotFound(let type, let context)? = error else { Issue.record("expected valueNotFound"); return }
+        #expect(type is Int.Type)
+        #expect(readablePath(context.codingPath) == "SELF[1][1]")
+        #expect(context.debugDescription == "Expected Int at SELF[1][1], found end of array")
+    }
+
+    @Test("int strategies", arguments: [
+        (KeyValueDecoder.IntDecodingStrategy.exact, SendableAny([10, 20.0, -30.0, Int64(50)] as [Any]), [10, 20, -30, 50] as [Int8]?),
+        (.exact, SendableAny([10.5] as [Any]), nil),
+        (.rounding(rule: .toNearestOrAwayFromZero), SendableAny([10.1, -20.9, 50.00001] as [Any]), [10, -21, 50]),
+        (.rounding(rule: .down), SendableAny([10.9, -0.5] as [Any]), [10, -1]),
+        (.rounding(rule: .toNearestOrAwayFromZero), SendableAny([1000.0] as [Any]), nil),
+        (.clamping(roundingRule: .toNearestOrAwayFromZero), SendableAny([10, 20.5, 1000, -Double.infinity] as [Any]), [10, 21, 127, -128]),
+        (.clamping(roundingRule: nil), SendableAny([300, -300, UInt64.max] as [Any]), [127, -128, 127]),
+        (.clamping(roundingRule: nil), SendableAny([1.5] as [Any]), nil),
+        (.clamping(roundingRule: .up), SendableAny([Double.nan] as [Any]), nil),
+    ])
+    func intStrategies(strategy: KeyValueDecoder.IntDecodingStrategy, input: SendableAny, expected: [Int8]?) throws {
+        let input = input.value
+        var decoder = KeyValueDecoder()
+        decoder.intDecodingStrategy = strategy
+        if let expected {
+            #expect(try decoder.decode([Int8].self, from: input) == expected)
+        } else {
+            #expect(throws: DecodingError.self) { try decoder.decode([Int8].self, from: input) }
+        }
+    }
+
+    @Test("integers of every width accept exact values and reject the rest")
+    func widths() throws {
+        let decoder = KeyValueDecoder()
+        #expect(try decoder.decode(UInt64.self, from: UInt64.max) == .max)
+        #expect(try decoder.decode(Int64.self, from: Int64.min) == .min)
+        #expect(try decoder.decode(UInt8.self, from: 255.0) == 255)
+        #expect(try decoder.decode(Int.self, from: Decimal(12)) == 12)
+        #expect(try decoder.decode(Int16.self, from: NSNumber(value: -5)) == -5)
+        #expect(throws: DecodingError.self) { try decoder.decode(UInt.self, from: -1) }
+        #expect(throws: DecodingError.self) { try decoder.decode(Int64.self, from: UInt64.max) }
+        #expect(throws: DecodingError.self) { try decoder.decode(Int32.self, from: Decimal(string: "1.5")!) }
+        #expect(throws: DecodingError.self) { try decoder.decode(Int8.self, from: Double.infinity) }
+    }
+
+    @Test("floating point and decimal targets keep exactness")
+    func floatingPoint() throws {
+        let decoder = KeyValueDecoder()
+        #expect(try decoder.decode(Double.self, from: 3) == 3)
+        #expect(try decoder.decode(Double.self, from: Float(0.5)) == 0.5)
+        #expect(try decoder.decode(Float.self, from: 0.1) == Float(0.1))
+        #expect(try decoder.decode(Float.self, from: Double(Float.leastNonzeroMagnitude)) == .leastNonzeroMagnitude)
+        #expect(try decoder.decode(Float.self, from: Double.nan).isNaN)
+        #expect(try decoder.decode(Decimal.self, from: 0.1) == Decimal(string: "0.1"))
+        #expect(try decoder.decode(Decimal.self, from: "-0.000001") == Decimal(string: "-0.000001"))
+        #expect(try decoder.decode(Decimal.self, from: UInt64.max) == Decimal(UInt64.max))
+        #expect(try decoder.decode(Double.self, from: Decimal(string: "1.5")!) == 1.5)
+        #expect(throws: DecodingError.self) { try decoder.decode(Float.self, from: 1e300) }
+        #expect(throws: DecodingError.self) { try decoder.decode(Decimal.self, from: Double.nan) }
+        #expect(throws: DecodingError.self) { try decoder.decode(Decimal.self, from: true) }
+    }
+
+    @Test("Bool is never a number and a number never a Bool")
+    func boolAndNumbers() throws {
+        let decoder = KeyValueDecoder()
+        #expect(try decoder.decode(Bool.self, from: NSNumber(value: true)) == true)
+        #expect(try decoder.decode([Bool].self, from: [true, false]) == [true, false])
+        #expect(throws: DecodingError.self) { try decoder.decode(Bool.self, from: 0) }
+        #expect(throws: DecodingError.self) { try decoder.decode([Bool].self, from: [NSNumber(value: 1)]) }
+        #expect(throws: DecodingError.self) { try decoder.decode([Int].self, from: [NSNumber(value: false)]) }
+        #expect(throws: DecodingError.self) { try decoder.decode(Float.self, from: NSNumber(value: true)) }
+        #expect(throws: DecodingError.self) { try decoder.decode(Bool.self, from: "true") }
+    }
+
+    @Test("date strategies")
+    func dateStrategies() throws {
+        var decoder = KeyValueDecoder()
+        let date = Date(timeIntervalSince1970: 1_000.25)
+        #expect(try decoder.decode(Date.self, from: date) == date)
+        #expect(try decoder.decode(Date.self, from: date.timeIntervalSinceReferenceDate) == date)
+        decoder.dateDecodingStrategy = .secondsSince1970
+        #expect(try decoder.decode(Date.self, from: 1_000.25) == date)
+        decoder.dateDecodingStrategy = .millisecondsSince1970
+        #expect(try decoder.decode(Date.self, from: 1_000_250) == date)
+        decoder.dateDecodingStrategy = .iso8601
+        #expect(try decoder.decode(Date.self, from: "1970-01-01T00:16:40Z") == Date(timeIntervalSince1970: 1_000))
+        #expect(try decoder.decode(Date.self, from: "1970-01-01T00:16:40.250Z") == date)
+        let bad = #expect(throws: DecodingError.self) { try decoder.decode([Date].self, from: ["yesterday"]) }
+        #expect(debugDescription(of: bad) == "Expected date string to be ISO8601-formatted at SELF[0]")
+        decoder.dateDecodingStrategy = .custom { value in
+            guard let days = value as? Int else { throw CocoaError(.coderInvalidValue) }
+            return Date(timeIntervalSince1970: Double(days) * 86_400)
+        }
+        #expect(try decoder.decode(Date.self, from: 2) == Date(timeIntervalSince1970: 172_800))
+        let custom = #expect(throws: DecodingError.self) { try decoder.decode(Dated.self, from: ["when": "x"]) }
+        #expect(debugDescription(of: custom) == "Custom strategy failed at SELF.when")
+    }
+
+    @Test("URL accepts every form the encoders write")
+    func urlForms() throws {
+        let decoder = KeyValueDecoder()
+        let url = URL(string: "https://fish.com/chips?x=1#top")!
+        #expect(try decoder.decode(URL.self, from: url) == url)
+        #expect(try decoder.decode(URL.self, from: "https://fish.com/chips?x=1#top") == url)
+
+        let relative = URL(string: "chips", relativeTo: URL(string: "https://fish.com/a/")!)!
+        let plistForm = try PropertyListSerialization.propertyList(
+            from: PropertyListEncoder().encode([relative]), format: nil
+        )
+        #expect(try decoder.decode([URL].self, from: plistForm) == [relative])
+        #expect(try decoder.decode(URL.self, from: try KeyValueEncoder().encodeForUserDefaults(relative) as Any) == relative)
+
+        var strict = KeyValueDecoder()
+        strict.urlDecodingStrategy = .absoluteString
+        #expect(throws: DecodingError.self) { try strict.decode(URL.self, from: url) }
+        let invalid = #expect(throws: DecodingError.self) { try strict.decode(URL.self, from: "") }
+        #expect(debugDescription(of: invalid) == "Invalid URL string \"\" at SELF")
+    }
+
+    @Test("Data accepts native, Base64 and byte arrays")
+    func dataForms() throws {
+        let decoder = KeyValueDecoder()
+        let data = Data([1, 2, 255])
+        #expect(try decoder.decode(Data.self, from: data) == data)
+        #expect(try decoder.decode(Data.self, from: "AQL/") == data)
+        #expect(try decoder.decode(Data.self, from: [1, 2, 255]) == data)
+        var strict = KeyValueDecoder()
+        strict.dataDecodingStrategy = .base64
+        #expect(throws: DecodingError.self) { try strict.decode(Data.self, from: data) }
+        strict.dataDecodingStrategy = .custom { value in Data(((value as? String) ?? "").utf8) }
+        #expect(try strict.decode(Data.self, from: "hi") == Data("hi".utf8))
+    }
+
+    @Test("snake case keys: allKeys reports converted keys for structs and dictionaries alike")
+    func snakeCase() throws {
+        var decoder = KeyValueDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        let tree: [String: Any] = ["first_name": "Ada", "home_url": "x"]
+        struct Plain: Codable, Equatable { var firstName: String; var homeUrl: String }
+        #expect(try decoder.decode(Plain.self, from: tree) == Plain(firstName: "Ada", homeUrl: "x"))
+        #expect(try decoder.decode([String: String].self, from: tree) == ["firstName": "Ada", "homeUrl": "x"])
+        // As with JSONDecoder, an acronym does not survive the round trip through snake case.
+        let acronym = #expect(throws: DecodingError.self) { try decoder.decode(SnakeModel.self, from: tree) }
+        #expect(debugDescription(of: acronym) == "Dictionary does not contain key SELF.homeURL")
+
+        var encoder = KeyValueEncoder()
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        let model = SnakeModel(firstName: "Ada", homeURL: "x")
+        #expect(Tree(try encoder.encode(model)) == .dictionary(["first_name": .string("Ada"), "home_url": .string("x")]))
+    }
+
+    @Test("custom key strategy sees the full path")
+    func customKeys() throws {
+        var decoder = KeyValueDecoder()
+        decoder.keyDecodingStrategy = .custom { path in
+            KeyValueCodingKey(stringValue: path.last!.stringValue.lowercased())
+        }
+        #expect(try decoder.decode(User.self, from: ["ID": 3, "NAME": "x"]) == User(id: 3, name: "x"))
+    }
+
+    @Test("values wrapped in Optional, as Foundation on Linux returns them, decode")
+    func wrappedOptionals() throws {
+        let wrapped: [AnyHashable: Any?] = ["id": Optional<Any>.some(4), "name": Optional<Any>.some("x")]
+        #expect(try KeyValueDecoder().decode(User.self, from: wrapped as Any) == User(id: 4, name: "x"))
+        #expect(try KeyValueDecoder().decode([Int].self, from: [Optional<Any>.some(1) as Any, Optional<Any>.some(2.0) as Any]) == [1, 2])
+    }
+
+    @Test("Bool and number NSNumbers from Foundation decode to matching Swift types")
+    func foundationValues() throws {
+        let plist: [String: Any] = ["flag": NSNumber(value: true), "count": NSNumber(value: 3), "ratio": NSNumber(value: 0.5), "name": NSString(string: "n")]
+        struct Settings: Decodable, Equatable { var flag: Bool; var count: Int; var ratio: Double; var name: String }
+        #expect(try KeyValueDecoder().decode(Settings.self, from: plist) == Settings(flag: true, count: 3, ratio: 0.5, name: "n"))
+    }
+
+    @Test("userInfo and codingPath reach init(from:)")
+    func userInfoAndPath() throws {
+        struct Probe: Decodable {
+            static let key = CodingUserInfoKey(rawValue: "k")!
+            var seen: String
+            init(from decoder: any Decoder) throws {
+                seen = "\(decoder.userInfo[Self.key] as? String ?? "-") \(readablePath(decoder.codingPath))"
+            }
+        }
+        var decoder = KeyValueDecoder()
+        decoder.userInfo[Probe.key] = "v"
+        let probes = try decoder.decode([String: [Probe]].self, from: ["list": [0, 0]])
+        #expect(probes["list"]?.map(\.seen) == ["v SELF.list[0]", "v SELF.list[1]"])
+    }
+
+    @Test("round trips", arguments: [0, 1, 2, 3])
+    func roundTrips(index: Int) throws {
+        switch index {
+        case 0: try expectRoundTrip([User(id: 1, name: "a"), User(id: 2, name: "b")])
+        case 1: try expectRoundTrip(["a": [1, 2], "b": []])
+        case 2: try expectRoundTrip([Event.message("$null"), .reset])
+        default: try expectRoundTrip(Dated(when: Date(timeIntervalSinceReferenceDate: 0.125)))
+        }
+    }
+}

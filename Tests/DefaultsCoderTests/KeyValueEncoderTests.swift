@@ -1,0 +1,309 @@
+//
+//  KeyValueEncoderTests.swift
+//  DefaultsCoderTests
+//
+
+import Foundation
+import Testing
+@testable import DefaultsCoder
+
+struct User: Codable, Equatable {
+    var id: Int
+    var name: String
+}
+
+struct Food: RawRepresentable, Codable, Equatable {
+    var rawValue: String
+}
+
+enum Event: Codable, Equatable {
+    case tap(x: Int, y: Int)
+    case message(String)
+    case reset
+}
+
+class Animal: Codable {
+    var name: String
+    init(name: String) { self.name = name }
+}
+
+final class Dog: Animal {
+    var breed: String
+    init(name: String, breed: String) {
+        self.breed = breed
+        super.init(name: name)
+    }
+    private enum CodingKeys: String, CodingKey { case breed }
+    required init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        breed = try container.decode(String.self, forKey: .breed)
+        try super.init(from: container.superDecoder())
+    }
+    override func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(breed, forKey: .breed)
+        try super.encode(to: container.superEncoder())
+    }
+}
+
+/// Writes through every kind of keyed write: value, nil, nested containers, super encoder.
+struct EveryKeyedWrite: Encodable {
+    enum Keys: String, CodingKey { case firstValue, missingValue, nestedBox, nestedList, superKey }
+    enum Inner: String, CodingKey { case innerValue }
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(1, forKey: .firstValue)
+        try container.encodeNil(forKey: .missingValue)
+        var nested = container.nestedContainer(keyedBy: Inner.self, forKey: .nestedBox)
+        try nested.encode("x", forKey: .innerValue)
+        var list = container.nestedUnkeyedContainer(forKey: .nestedList)
+        try list.encode(true)
+        var superContainer = container.superEncoder(forKey: .superKey).container(keyedBy: Inner.self)
+        try superContainer.encode(2, forKey: .innerValue)
+    }
+}
+
+/// Requests two different containers for one value: a misuse that must throw, not trap.
+struct TwoContainers: Encodable {
+    func encode(to encoder: any Encoder) throws {
+        var single = encoder.singleValueContainer()
+        try single.encode(1)
+        var unkeyed = encoder.unkeyedContainer()
+        try unkeyed.encode(2)
+    }
+}
+
+struct Failing: Encodable {
+    struct Boom: Error {}
+    func encode(to encoder: any Encoder) throws { throw Boom() }
+}
+
+struct Dated: Codable, Equatable { var when: Date }
+
+@Suite("KeyValueEncoder")
+struct KeyValueEncoderTests {
+
+    @Test("top-level primitives keep their type", arguments: [
+        (true as any Encodable & Sendable, Tree.bool(true)),
+        ("fish", .string("fish")),
+        (1, .int(1)),
+        (Int8(-8), .int8(-8)),
+        (Int16(16), .int16(16)),
+        (Int32(32), .int32(32)),
+        (Int64.min, .int64(.min)),
+        (UInt(7), .uint(7)),
+        (UInt8(8), .uint8(8)),
+        (UInt16(16), .uint16(16)),
+        (UInt32(32), .uint32(32)),
+        (UInt64.max, .uint64(.max)),
+        (1.5, .double(1.5)),
+        (Float(2.5), .float(2.5)),
+        (Decimal(string: "1.5")!, .decimal(Decimal(string: "1.5")!)),
+        (Date(timeIntervalSince1970: 10), .date(Date(timeIntervalSince1970: 10))),
+        (Data([1, 2]), .data(Data([1, 2]))),
+        (URL(string: "https://fish.com")!, .url(URL(string: "https://fish.com")!)),
+    ] as [(any Encodable & Sendable, Tree)])
+    func primitives(value: any Encodable & Sendable, expected: Tree) throws {
+        #expect(Tree(try KeyValueEncoder().encode(value)) == expected)
+    }
+
+    @Test("raw representable, collections, structs")
+    func shapes() throws {
+        let encoder = KeyValueEncoder()
+        #expect(Tree(try encoder.encode(Food(rawValue: "fish"))) == .string("fish"))
+        #expect(Tree(try encoder.encode(["fish", "chips"])) == .array([.string("fish"), .string("chips")]))
+        #expect(Tree(try encoder.encode(User(id: 1, name: "Herbert"))) == .dictionary(["id": .int(1), "name": .string("Herbert")]))
+        #expect(Tree(try encoder.encode([1: "a"])) == .dictionary(["1": .string("a")]))
+        #expect(Tree(try encoder.encode([UInt8]())) == .array([]))
+        #expect(Tree(try encoder.encode([String: Int]())) == .dictionary([:]))
+        #expect(Tree(try encoder.encode(Set([3]))) == .array([.int(3)]))
+    }
+
+    @Test("enums with associated values")
+    func enums() throws {
+        let encoded = try KeyValueEncoder().encode([Event.tap(x: 1, y: 2), .message("hi"), .reset])
+        #expect(Tree(encoded) == .array([
+            .dictionary(["tap": .dictionary(["x": .int(1), "y": .int(2)])]),
+            .dictionary(["message": .dictionary(["_0": .string("hi")])]),
+            .dictionary(["reset": .dictionary([:])]),
+        ]))
+        try expectRoundTrip([Event.tap(x: 1, y: 2), .message("hi"), .reset])
+    }
+
+    @Test("classes encode their superclass through superEncoder")
+    func classes() throws {
+        let encoded = try KeyValueEncoder().encode(Dog(name: "Rex", breed: "Lab"))
+        #expect(Tree(encoded) == .dictionary(["breed": .string("Lab"), "super": .dictionary(["name": .string("Rex")])]))
+        let decoded = try KeyValueDecoder().decode(Dog.self, from: encoded as Any)
+        #expect(decoded.name == "Rex" && decoded.breed == "Lab")
+    }
+
+    @Test("nil strategies", arguments: [
+        (KeyValueEncoder.NilEncodingStrategy.default, Tree.array([.int(1), .int(2), .null, .int(3)])),
+        (.removed, .array([.int(1), .int(2), .int(3)])),
+        (.stringNull, .array([.int(1), .int(2), .string("$null"), .int(3)])),
+        (.nsNull, .array([.int(1), .int(2), .nsNull, .int(3)])),
+        (.placeholder(-1, isNull: { ($0 as? Int) == -1 }), .array([.int(1), .int(2), .int(-1), .int(3)])),
+    ])
+    func nilStrategies(strategy: KeyValueEncoder.NilEncodingStrategy, expected: Tree) throws {
+        var encoder = KeyValueEncoder()
+        encoder.nilEncodingStrategy = strategy
+        #expect(Tree(try encoder.encode([1, 2, Int?.none, 3])) == expected)
+
+        var decoder = KeyValueDecoder()
+        decoder.nilDecodingStrategy = strategy
+        let decoded = try decoder.decode([Int?].self, from: try encoder.encode([1, 2, Int?.none, 3]) as Any)
+        #expect(decoded == (expected == .array([.int(1), .int(2), .int(3)]) ? [1, 2, 3] : [1, 2, nil, 3]))
+    }
+
+    @Test("top-level nil")
+    func topLevelNil() throws {
+        var encoder = KeyValueEncoder()
+        #expect(try encoder.encode(Int?.none) == nil)
+        encoder.nilEncodingStrategy = .stringNull
+        #expect(Tree(try encoder.encode(Int?.none)) == .string("$null"))
+    }
+
+    @Test("optional properties: absent ones are left out")
+    func optionalProperties() throws {
+        struct Profile: Codable, Equatable { var name: String?; var age: Int? }
+        #expect(Tree(try KeyValueEncoder().encode(Profile(name: nil, age: 3))) == .dictionary(["age": .int(3)]))
+        try expectRoundTrip(Profile(name: nil, age: 3))
+        try expectRoundTrip(Profile(name: "x", age: nil))
+    }
+
+    @Test("date strategies")
+    func dateStrategies() throws {
+        let date = Date(timeIntervalSince1970: 1_000.25)
+        var encoder = KeyValueEncoder()
+        #expect(Tree(try encoder.encode(date)) == .date(date))
+        encoder.dateEncodingStrategy = .secondsSince1970
+        #expect(Tree(try encoder.encode(date)) == .double(1_000.25))
+        encoder.dateEncodingStrategy = .millisecondsSince1970
+        #expect(Tree(try encoder.encode(date)) == .double(1_000_250))
+        encoder.dateEncodingStrategy = .iso8601
+        #expect(Tree(try encoder.encode(date)) == .string("1970-01-01T00:16:40Z"))
+        encoder.dateEncodingStrategy = .iso8601(includingFractionalSeconds: true)
+        #expect(Tree(try encoder.encode(date)) == .string("1970-01-01T00:16:40.250Z"))
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy/MM/dd"
+        encoder.dateEncodingStrategy = .formatted(formatter)
+        #expect(Tree(try encoder.encode(date)) == .string("1970/01/01"))
+        encoder.dateEncodingStrategy = .custom { "day \(Int($0.timeIntervalSince1970) / 86_400)" }
+        #expect(Tree(try encoder.encode(date)) == .string("day 0"))
+    }
+
+    @Test("url and data strategies")
+    func urlAndData() throws {
+        let url = URL(string: "https://fish.com/chips?x=1")!
+        var encoder = KeyValueEncoder()
+        #expect(Tree(try encoder.encode(url)) == .url(url))
+        encoder.urlEncodingStrategy = .absoluteString
+        #expect(Tree(try encoder.encode(url)) == .string("https://fish.com/chips?x=1"))
+        encoder.urlEncodingStrategy = .custom { $0.host ?? "" }
+        #expect(Tree(try encoder.encode(url)) == .string("fish.com"))
+
+        let data = Data("hi".utf8)
+        #expect(Tree(try encoder.encode(data)) == .data(data))
+        encoder.dataEncodingStrategy = .base64
+        #expect(Tree(try encoder.encode(data)) == .string("aGk="))
+        encoder.dataEncodingStrategy = .custom { $0.count }
+        #expect(Tree(try encoder.encode(data)) == .int(2))
+    }
+
+    @Test("key strategies apply to values, nils, nested containers and super encoders")
+    func keyStrategiesEverywhere() throws {
+        var encoder = KeyValueEncoder()
+        encoder.nilEncodingStrategy = .stringNull
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        #expect(Tree(try encoder.encode(EveryKeyedWrite())) == .dictionary([
+            "first_value": .int(1),
+            "missing_value": .string("$null"),
+            "nested_box": .dictionary(["inner_value": .string("x")]),
+            "nested_list": .array([.bool(true)]),
+            "super_key": .dictionary(["inner_value": .int(2)]),
+        ]))
+
+        encoder.keyEncodingStrategy = .custom { path in
+            KeyValueCodingKey(stringValue: path.map(\.stringValue).joined(separator: "/"))
+        }
+        #expect(Tree(try encoder.encode(EveryKeyedWrite())) == .dictionary([
+            "firstValue": .int(1),
+            "missingValue": .string("$null"),
+            "nestedBox": .dictionary(["nestedBox/innerValue": .string("x")]),
+            "nestedList": .array([.bool(true)]),
+            "superKey": .dictionary(["superKey/innerValue": .int(2)]),
+        ]))
+    }
+
+    @Test("a container misuse throws instead of trapping")
+    func misuse() throws {
+        let error = #expect(throws: EncodingError.self) { try KeyValueEncoder().encode([TwoContainers()]) }
+        #expect(debugDescription(of: error) == "Invalid use of Encoder: an unkeyed container was requested after another container was used at SELF[0]")
+    }
+
+    @Test("errors from encode(to:) pass through unchanged")
+    func passThrough() {
+        #expect(throws: Failing.Boom.self) { try KeyValueEncoder().encode(["a": Failing()]) }
+    }
+
+    @Test("custom strategy errors name the path")
+    func customErrors() throws {
+        struct Nope: Error {}
+        var encoder = KeyValueEncoder()
+        encoder.dateEncodingStrategy = .custom { _ in throw Nope() }
+        let error = #expect(throws: EncodingError.self) { try encoder.encode([Dated(when: Date())]) }
+        #expect(debugDescription(of: error) == "Custom strategy failed at SELF[0].when")
+        if case .invalidValue(_, let context)? = error {
+            #expect(context.underlyingError is Nope)
+        }
+    }
+
+    @Test("userInfo reaches encode(to:)")
+    func userInfo() throws {
+        struct Reads: Encodable {
+            static let key = CodingUserInfoKey(rawValue: "flavour")!
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.singleValueContainer()
+                try container.encode(encoder.userInfo[Self.key] as? String ?? "none")
+            }
+        }
+        var encoder = KeyValueEncoder()
+        encoder.userInfo[Reads.key] = "salt"
+        #expect(Tree(try encoder.encode(Reads())) == .string("salt"))
+    }
+
+    @Test("codingPath is correct inside nested encode(to:)")
+    func codingPathInside() throws {
+        final class Recorder: @unchecked Sendable { var paths: [String] = [] }
+        struct Probe: Encodable {
+            let recorder: Recorder
+            func encode(to encoder: any Encoder) throws {
+                recorder.paths.append(readablePath(encoder.codingPath))
+                var container = encoder.singleValueContainer()
+                try container.encode(0)
+            }
+        }
+        struct Outer: Encodable {
+            let recorder: Recorder
+            enum CodingKeys: String, CodingKey { case list }
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode([Probe(recorder: recorder), Probe(recorder: recorder)], forKey: .list)
+            }
+        }
+        let recorder = Recorder()
+        _ = try KeyValueEncoder().encode([Outer(recorder: recorder)])
+        #expect(recorder.paths == ["SELF[0].list[0]", "SELF[0].list[1]"])
+    }
+
+    @Test("deep nesting encodes and decodes")
+    func deep() throws {
+        indirect enum Node: Codable, Equatable { case leaf(Int), branch(Node) }
+        var node = Node.leaf(0)
+        for _ in 0..<200 { node = .branch(node) }
+        try expectRoundTrip(node)
+    }
+}

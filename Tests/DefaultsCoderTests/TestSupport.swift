@@ -1,0 +1,221 @@
+//
+//  TestSupport.swift
+//  DefaultsCoderTests
+//
+
+import Foundation
+import Testing
+@testable import DefaultsCoder
+
+/// An `Any` tree with its exact types, so tests can compare trees with `==` and see
+/// that an `Int8` stayed an `Int8` and a `Bool` did not become a number.
+indirect enum Tree: Equatable, CustomStringConvertible {
+    case dictionary([String: Tree])
+    case array([Tree])
+    case string(String)
+    case int(Int)
+    case int8(Int8), int16(Int16), int32(Int32), int64(Int64)
+    case uint(UInt), uint8(UInt8), uint16(UInt16), uint32(UInt32), uint64(UInt64)
+    case double(Double)
+    case float(Float)
+    case bool(Bool)
+    case date(Date)
+    case data(Data)
+    case url(URL)
+    case decimal(Decimal)
+    case null
+    case nsNull
+    case other(String)
+
+    init(_ value: Any?) {
+        guard let value else { self = .null; return }
+        let mirror = Mirror(reflecting: value)
+        if mirror.displayStyle == .optional {
+            self = mirror.children.first.map { Tree($0.value) } ?? .null
+            return
+        }
+        switch value {
+        case let v as Bool where type(of: value) == Bool.self: self = .bool(v)
+        case let v as Int where type(of: value) == Int.self: self = .int(v)
+        case let v as Int8 where type(of: value) == Int8.self: self = .int8(v)
+        case let v as Int16 where type(of: value) == Int16.self: self = .int16(v)
+        case let v as Int32 where type(of: value) == Int32.self: self = .int32(v)
+        case let v as Int64 where type(of: value) == Int64.self: self = .int64(v)
+        case let v as UInt where type(of: value) == UInt.self: self = .uint(v)
+        case let v as UInt8 where type(of: value) == UInt8.self: self = .uint8(v)
+        case let v as UInt16 where type(of: value) == UInt16.self: self = .uint16(v)
+        case let v as UInt32 where type(of: value) == UInt32.self: self = .uint32(v)
+        case let v as UInt64 where type(of: value) == UInt64.self: self = .uint64(v)
+        case let v as Double where type(of: value) == Double.self: self = .double(v)
+        case let v as Float where type(of: value) == Float.self: self = .float(v)
+        case let v as Decimal where type(of: value) == Decimal.self: self = .decimal(v)
+        case let v as String: self = .string(v)
+        case let v as Date: self = .date(v)
+        case let v as Data: self = .data(v)
+        case let v as URL: self = .url(v)
+        case is NSNull: self = .nsNull
+        case let v as [String: Any]: self = .dictionary(v.mapValues { Tree($0) })
+        case let v as [Any]: self = .array(v.map { Tree($0) })
+        default: self = .other("\(type(of: value)): \(value)")
+        }
+    }
+
+    var description: String {
+        switch self {
+        case .dictionary(let d): return "[" + d.keys.sorted().map { "\($0): \(d[$0]!)" }.joined(separator: ", ") + "]"
+        case .array(let a): return "[" + a.map(\.description).joined(separator: ", ") + "]"
+        case .string(let s): return "\"\(s)\""
+        case .int(let v): return "Int(\(v))"
+        case .int8(let v): return "Int8(\(v))"
+        case .int16(let v): return "Int16(\(v))"
+        case .int32(let v): return "Int32(\(v))"
+        case .int64(let v): return "Int64(\(v))"
+        case .uint(let v): return "UInt(\(v))"
+        case .uint8(let v): return "UInt8(\(v))"
+        case .uint16(let v): return "UInt16(\(v))"
+        case .uint32(let v): return "UInt32(\(v))"
+        case .uint64(let v): return "UInt64(\(v))"
+        case .double(let v): return "Double(\(v))"
+        case .float(let v): return "Float(\(v))"
+        case .bool(let v): return "Bool(\(v))"
+        case .date(let v): return "Date(\(v.timeIntervalSinceReferenceDate))"
+        case .data(let v): return "Data(\(Array(v)))"
+        case .url(let v): return "URL(\(v))"
+        case .decimal(let v): return "Decimal(\(v))"
+        case .null: return "nil"
+        case .nsNull: return "NSNull"
+        case .other(let v): return "Other(\(v))"
+        }
+    }
+}
+
+/// A fresh `UserDefaults` suite for one test, removed with its file afterwards.
+final class TestSuite {
+    let name: String
+    let defaults: UserDefaults
+
+    init(_ label: String = #function) {
+        let cleaned = label.filter { $0.isLetter || $0.isNumber }
+        name = "DefaultsCoderTests.\(cleaned).\(UUID().uuidString)"
+        defaults = UserDefaults(suiteName: name)!
+    }
+
+    /// Where Foundation keeps the suite's file on this platform.
+    var fileURL: URL {
+        #if canImport(Darwin)
+        let library = FileManager.default.urls(for: .libraryDirectory, in: .userDomainMask)[0]
+        return library.appendingPathComponent("Preferences/\(name).plist")
+        #else
+        let base = ProcessInfo.processInfo.environment["XDG_CONFIG_HOME"].map { URL(fileURLWithPath: $0) }
+            ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".config")
+        return base.appendingPathComponent("\(name).plist")
+        #endif
+    }
+
+    deinit {
+        defaults.removePersistentDomain(forName: name)
+        try? FileManager.default.removeItem(at: fileURL)
+    }
+}
+
+/// The built `defaults-coder-demo` binary, found next to the test bundle.
+func demoExecutable() throws -> URL {
+    var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    for _ in 0..<5 {
+        let candidate = directory.appendingPathComponent("defaults-coder-demo")
+        if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        directory = directory.deletingLastPathComponent()
+    }
+    throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "defaults-coder-demo"])
+}
+
+/// Runs the demo binary with `arguments` and returns what it printed and its exit status.
+func runDemo(_ arguments: [String]) throws -> (output: String, status: Int32) {
+    let process = Process()
+    process.executableURL = try demoExecutable()
+    process.arguments = arguments
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = pipe
+    try process.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (String(decoding: data, as: UTF8.self), process.terminationStatus)
+}
+
+/// The `debugDescription` of a coding error, or `nil` for other errors.
+func debugDescription(of error: (any Error)?) -> String? {
+    switch error {
+    case let error as DecodingError:
+        switch error {
+        case .typeMismatch(_, let context), .valueNotFound(_, let context),
+             .keyNotFound(_, let context), .dataCorrupted(let context):
+            return context.debugDescription
+        @unknown default:
+            return nil
+        }
+    case let error as EncodingError:
+        switch error {
+        case .invalidValue(_, let context): return context.debugDescription
+        @unknown default: return nil
+        }
+    default:
+        return nil
+    }
+}
+
+/// The coding path of a coding error, in readable form (`SELF[1].name`).
+func readablePath(of error: (any Error)?) -> String? {
+    let path: [any CodingKey]
+    switch error {
+    case let error as DecodingError:
+        switch error {
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+            path = context.codingPath
+        case .keyNotFound(let key, let context):
+            path = context.codingPath + [key]
+        @unknown default:
+            return nil
+        }
+    case let error as EncodingError:
+        switch error {
+        case .invalidValue(_, let context): path = context.codingPath
+        @unknown default: return nil
+        }
+    default:
+        return nil
+    }
+    return DefaultsCoder.readablePath(path)
+}
+
+/// Encodes then decodes `value` with the given coders and expects an equal value back.
+func expectRoundTrip<T: Codable & Equatable>(
+    _ value: T,
+    encoder: KeyValueEncoder = KeyValueEncoder(),
+    decoder: KeyValueDecoder = KeyValueDecoder(),
+    sourceLocation: SourceLocation = #_sourceLocation
+) throws {
+    let encoded = try encoder.encode(value)
+    let decoded = try decoder.decode(T.self, from: encoded as Any)
+    #expect(decoded == value, sourceLocation: sourceLocation)
+}
+
+/// An `Any` for `@Test(arguments:)`, which wants `Sendable` values; the tests only read it.
+struct SendableAny: @unchecked Sendable, CustomTestStringConvertible {
+    let value: Any
+    init(_ value: Any) { self.value = value }
+    var testDescription: String { "\(value)" }
+}
+
+/// One row of a bad-input table: a decode that must throw this message at this path.
+struct FailingDecode: Sendable, CustomTestStringConvertible {
+    let decode: @Sendable () throws -> Any
+    let message: String
+    let path: String
+    init(_ message: String, at path: String, _ decode: @escaping @Sendable () throws -> Any) {
+        self.decode = decode
+        self.message = message
+        self.path = path
+    }
+    var testDescription: String { message }
+}
