@@ -1,0 +1,240 @@
+//
+//  UserDefaults+CodableTests.swift
+//  DefaultsCoderTests
+//
+//  Every test uses a fresh suite of its own, removed with its file afterwards.
+//
+
+import Foundation
+import Testing
+@testable import DefaultsCoder
+import defaults_coder_demo
+
+struct Bookmark: Codable, Equatable {
+    var title: String
+    var link: URL
+}
+
+struct Price: Codable, Equatable {
+    var amount: Decimal
+}
+
+@Suite("UserDefaults+Codable")
+struct UserDefaultsCodableTests {
+
+    // MARK: The four failures of the library this one replaces
+
+    @Test("a URL with a query keeps all of it, not just its path")
+    func urlKeepsQuery() throws {
+        let suite = TestSuite()
+        let url = URL(string: "https://fish.com/chips?x=1")!
+        try suite.defaults.encode(url, forKey: "u")
+        #expect(suite.defaults.object(forKey: "u") as? String == "https://fish.com/chips?x=1")
+        #expect(try suite.defaults.decode(URL.self, forKey: "u") == url)
+    }
+
+    @Test("a struct holding a URL is stored instead of trapping")
+    func structWithURL() throws {
+        let suite = TestSuite()
+        let bookmark = Bookmark(title: "Chips", link: URL(string: "https://fish.com/chips?x=1#menu")!)
+        try suite.defaults.encode(bookmark, forKey: "b")
+        #expect(Tree(suite.defaults.object(forKey: "b")) == .dictionary([
+            "title": .string("Chips"), "link": .string("https://fish.com/chips?x=1#menu"),
+        ]))
+        #expect(try suite.defaults.decode(Bookmark.self, forKey: "b") == bookmark)
+    }
+
+    @Test("a Decimal keeps its fraction", arguments: ["1.5", "-0.000001", "12345678901234567890123456789012345678", "0.5", "1e30"])
+    func decimalKeepsFraction(text: String) throws {
+        let suite = TestSuite()
+        let price = Price(amount: Decimal(string: text)!)
+        try suite.defaults.encode(price, forKey: "p")
+        #expect(try suite.defaults.decode(Price.self, forKey: "p") == price)
+    }
+
+    @Test("the string \"$null\" and nil stay apart inside [String?]")
+    func nullStringAndNil() throws {
+        let suite = TestSuite()
+        let values: [String?] = ["$null", nil, "$$null", "plain"]
+        try suite.defaults.encode(values, forKey: "s")
+        #expect(try suite.defaults.decode([String?].self, forKey: "s") == values)
+    }
+
+    // MARK: Reading and writing
+
+    @Test("encoding nil removes the key; an absent key decodes as nil")
+    func nilRemoves() throws {
+        let suite = TestSuite()
+        try suite.defaults.encode(5, forKey: "n")
+        try suite.defaults.encode(Int?.none, forKey: "n")
+        #expect(suite.defaults.object(forKey: "n") == nil)
+        #expect(try suite.defaults.decode(Int.self, forKey: "n") == nil)
+    }
+
+    @Test("a stored value of the wrong type throws, top level included")
+    func wrongTypeThrows() throws {
+        let suite = TestSuite()
+        suite.defaults.set("other", forKey: "flag")
+        let error = #expect(throws: DecodingError.self) { try suite.defaults.decode(Bool.self, forKey: "flag") }
+        #expect(debugDescription(of: error) == "Expected Bool at SELF, found String")
+
+        suite.defaults.set(["id": 1, "name": 2], forKey: "user")
+        let nested = #expect(throws: DecodingError.self) { try suite.defaults.decode(User.self, forKey: "user") }
+        #expect(debugDescription(of: nested) == "Expected String at SELF.name, found Int")
+    }
+
+    @Test("structs are stored as dictionaries and arrays as arrays")
+    func readableForms() throws {
+        let suite = TestSuite()
+        try suite.defaults.encode(User(id: 1, name: "Herbert"), forKey: "owner")
+        try suite.defaults.encode([Event.reset, .tap(x: 1, y: 2)], forKey: "events")
+        let all = suite.defaults.dictionaryRepresentation()
+        #expect(Tree(all["owner"]) == .dictionary(["id": .int(1), "name": .string("Herbert")]))
+        #expect(Tree(all["events"]) == .array([
+            .dictionary(["reset": .dictionary([:])]),
+            .dictionary(["tap": .dictionary(["x": .int(1), "y": .int(2)])]),
+        ]))
+        #expect(suite.defaults.dictionary(forKey: "owner")?["name"] as? String == "Herbert")
+    }
+
+    @Test("values written with plain set(_:forKey:) decode to the matching Swift types")
+    func plainValues() throws {
+        let suite = TestSuite()
+        let date = Date(timeIntervalSince1970: 1_700_000_000)
+        suite.defaults.set(42, forKey: "int")
+        suite.defaults.set(2.5, forKey: "double")
+        suite.defaults.set(true, forKey: "bool")
+        suite.defaults.set("text", forKey: "string")
+        suite.defaults.set(date, forKey: "date")
+        suite.defaults.set(Data([1, 2]), forKey: "data")
+        suite.defaults.set(["a", "b"], forKey: "array")
+        suite.defaults.set(["id": 7, "name": "n"], forKey: "dictionary")
+        suite.defaults.set([1.0, 2.0], forKey: "wholeDoubles")
+        #expect(try suite.defaults.decode(Int.self, forKey: "int") == 42)
+        #expect(try suite.defaults.decode(Double.self, forKey: "double") == 2.5)
+        #expect(try suite.defaults.decode(Bool.self, forKey: "bool") == true)
+        #expect(try suite.defaults.decode(String.self, forKey: "string") == "text")
+        #expect(try suite.defaults.decode(Date.self, forKey: "date") == date)
+        #expect(try suite.defaults.decode(Data.self, forKey: "data") == Data([1, 2]))
+        #expect(try suite.defaults.decode([String].self, forKey: "array") == ["a", "b"])
+        #expect(try suite.defaults.decode(User.self, forKey: "dictionary") == User(id: 7, name: "n"))
+        #expect(try suite.defaults.decode([Int].self, forKey: "wholeDoubles") == [1, 2])
+        #expect(throws: DecodingError.self) { try suite.defaults.decode(Int.self, forKey: "bool") }
+    }
+
+    @Test("nested optionals keep both levels of nil", arguments: [
+        Int??.none, .some(.none), .some(.some(3)),
+    ])
+    func nestedOptionals(value: Int??) throws {
+        let suite = TestSuite()
+        try suite.defaults.encode(value, forKey: "top")
+        try suite.defaults.encode([value], forKey: "list")
+        try suite.defaults.encode(["k": value], forKey: "dict")
+        if case .none = value {
+            // The outer nil removes the key, and an absent key reads as nil.
+            #expect(suite.defaults.object(forKey: "top") == nil)
+            #expect(try suite.defaults.decode(Int??.self, forKey: "top") == Int???.none)
+        } else {
+            #expect(try suite.defaults.decode(Int??.self, forKey: "top") == .some(value))
+        }
+        #expect(try suite.defaults.decode([Int??].self, forKey: "list") == [value])
+        #expect(try suite.defaults.decode([String: Int??].self, forKey: "dict") == ["k": value])
+    }
+
+    @Test("a value that cannot be stored throws and leaves the stored value as it was")
+    func unstorable() throws {
+        let suite = TestSuite()
+        try suite.defaults.encode(Price(amount: 1), forKey: "p")
+        let error = #expect(throws: EncodingError.self) {
+            try suite.defaults.encode([Price(amount: .nan)], forKey: "p")
+        }
+        #expect(debugDescription(of: error) == "Cannot store Decimal NaN in UserDefaults at SELF[0].amount")
+        #expect(try suite.defaults.decode(Price.self, forKey: "p") == Price(amount: 1))
+
+        var encoder = KeyValueEncoder()
+        encoder.dateEncodingStrategy = .custom { _ in NSNull() }
+        let custom = #expect(throws: EncodingError.self) {
+            try suite.defaults.encode(Dated(when: Date()), forKey: "p", encoder: encoder)
+        }
+        #expect(debugDescription(of: custom) == "Cannot store NSNull in UserDefaults at SELF.when")
+        #expect(try suite.defaults.decode(Price.self, forKey: "p") == Price(amount: 1))
+    }
+
+    @Test("the caller's encoder and decoder strategies are used")
+    func strategies() throws {
+        let suite = TestSuite()
+        var encoder = KeyValueEncoder()
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.nilEncodingStrategy = .nsNull
+        struct Entry: Codable, Equatable { var createdAt: Date; var note: String?; var tags: [String?] }
+        let entry = Entry(createdAt: Date(timeIntervalSince1970: 0), note: nil, tags: [nil, "a"])
+        try suite.defaults.encode(entry, forKey: "e", encoder: encoder)
+        #expect(Tree(suite.defaults.object(forKey: "e")) == .dictionary([
+            "created_at": .string("1970-01-01T00:00:00Z"),
+            "tags": .array([.string("$null"), .string("a")]),
+        ]))
+        var decoder = KeyValueDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        decoder.dateDecodingStrategy = .iso8601
+        #expect(try suite.defaults.decode(Entry.self, forKey: "e", decoder: decoder) == entry)
+    }
+
+    @Test("dates keep their fraction of a second")
+    func subSecondDates() throws {
+        let suite = TestSuite()
+        let dates = [Date(timeIntervalSinceReferenceDate: -1.5), Date(timeIntervalSinceReferenceDate: 12_345.678_9), Date(timeIntervalSince1970: 0)]
+        try suite.defaults.encode(dates, forKey: "d")
+        #expect(try suite.defaults.decode([Date].self, forKey: "d") == dates)
+    }
+
+    @Test("keys with dots and unusual characters work")
+    func oddKeys() throws {
+        let suite = TestSuite()
+        try suite.defaults.encode(["a.b": 1], forKey: "com.example.settings.v2")
+        #expect(try suite.defaults.decode([String: Int].self, forKey: "com.example.settings.v2") == ["a.b": 1])
+    }
+
+    // MARK: Through the file on disk and a second process
+
+    @Test("every promised value survives the plist file and a new process (written here)")
+    func losslessAcrossProcessesWrittenHere() throws {
+        let suite = TestSuite()
+        try suite.defaults.encode(LosslessFixture(), forKey: "fixture")
+        // The file is a real property list with the fixture as a dictionary in it.
+        let file = try PropertyListSerialization.propertyList(from: Data(contentsOf: suite.fileURL), format: nil)
+        let stored = try #require((file as? [String: Any])?["fixture"] as? [String: Any])
+        #expect(stored["httpURL"] as? String == "https://fish.com/chips?x=1&y=%20#frag")
+        #expect(try KeyValueDecoder().decodeFromUserDefaults(LosslessFixture.self, from: stored) == LosslessFixture())
+
+        let result = try runDemo(["fixture-check", suite.name])
+        #expect(result.output.trimmingCharacters(in: .whitespacesAndNewlines) == "MATCH")
+        #expect(result.status == 0)
+    }
+
+    @Test("every promised value survives the plist file and a new process (written there)")
+    func losslessAcrossProcessesWrittenThere() throws {
+        let suite = TestSuite()
+        let write = try runDemo(["fixture-write", suite.name])
+        #expect(write.output.contains("WROTE"))
+        let check = try runDemo(["fixture-check", suite.name])
+        #expect(check.output.trimmingCharacters(in: .whitespacesAndNewlines) == "MATCH")
+
+        // And this process, which never wrote the suite, reads the file the same way.
+        let fresh = try #require(UserDefaults(suiteName: suite.name))
+        #expect(try fresh.decode(LosslessFixture.self, forKey: "fixture") == LosslessFixture())
+    }
+
+    @Test("the demo runs, and its second run sees the first run's values")
+    func demoPersists() throws {
+        // The demo uses a suite of its own: start it from nothing.
+        UserDefaults(suiteName: "defaults-coder-demo")?.removeObject(forKey: "settings")
+        UserDefaults(suiteName: "defaults-coder-demo")?.synchronize()
+        let first = try runDemo([])
+        #expect(first.output.contains("No settings stored yet"))
+        #expect(first.output.contains("Decoded back: matches what was saved"))
+        let second = try runDemo([])
+        #expect(second.output.contains("Found settings from an earlier run: launch #1"))
+        #expect(second.output.contains("launchCount = 2"))
+    }
+}
