@@ -49,23 +49,23 @@ struct KeyValueDecoderTests {
         FailingDecode("Expected Date at SELF, found String", at: "SELF") { try KeyValueDecoder().decode(Date.self, from: "2001") },
     ])
     func errorMessages(row: FailingDecode) {
-        let error = #expect(throws: DecodingError.self) { try row.decode() }
+        let error = caught(DecodingError.self) { try row.decode() }
         #expect(debugDescription(of: error) == row.message)
         #expect(readablePath(of: error) == row.path)
     }
 
     @Test("error cases")
     func errorCases() throws {
-        let mismatch = #expect(throws: DecodingError.self) { try KeyValueDecoder().decode([String].self, from: ["fish", 1]) }
+        let mismatch = caught(DecodingError.self) { try KeyValueDecoder().decode([String].self, from: ["fish", 1]) }
         guard case .typeMismatch(let type, _)? = mismatch else { Issue.record("expected typeMismatch"); return }
         #expect(type is String.Type)
 
-        let missing = #expect(throws: DecodingError.self) { try KeyValueDecoder().decode(User.self, from: ["id": 1]) }
+        let missing = caught(DecodingError.self) { try KeyValueDecoder().decode(User.self, from: ["id": 1]) }
         guard case .keyNotFound(let key, let context)? = missing else { Issue.record("expected keyNotFound"); return }
         #expect(key.stringValue == "name")
         #expect(context.codingPath.isEmpty)
 
-        let null = #expect(throws: DecodingError.self) { try KeyValueDecoder().decode(String.self, from: Optional<Any>.none as Any) }
+        let null = caught(DecodingError.self) { try KeyValueDecoder().decode(String.self, from: Optional<Any>.none as Any) }
         guard case .valueNotFound? = null else { Issue.record("expected valueNotFound"); return }
     }
 
@@ -79,7 +79,7 @@ struct KeyValueDecoderTests {
                 b = try container.decode(Int.self)
             }
         }
-        let error = #expect(throws: DecodingError.self) { try KeyValueDecoder().decode([Pair].self, from: [[1, 2], [3]]) }
+        let error = caught(DecodingError.self) { try KeyValueDecoder().decode([Pair].self, from: [[1, 2], [3]]) }
         guard case .valueNotFound(let type, let context)? = error else { Issue.record("expected valueNotFound"); return }
         #expect(type is Int.Type)
         #expect(readablePath(context.codingPath) == "SELF[1][1]")
@@ -164,14 +164,14 @@ struct KeyValueDecoderTests {
         decoder.dateDecodingStrategy = .iso8601
         #expect(try decoder.decode(Date.self, from: "1970-01-01T00:16:40Z") == Date(timeIntervalSince1970: 1_000))
         #expect(try decoder.decode(Date.self, from: "1970-01-01T00:16:40.250Z") == date)
-        let bad = #expect(throws: DecodingError.self) { try decoder.decode([Date].self, from: ["yesterday"]) }
+        let bad = caught(DecodingError.self) { try decoder.decode([Date].self, from: ["yesterday"]) }
         #expect(debugDescription(of: bad) == "Expected date string to be ISO8601-formatted at SELF[0]")
         decoder.dateDecodingStrategy = .custom { value in
             guard let days = value as? Int else { throw CocoaError(.coderInvalidValue) }
             return Date(timeIntervalSince1970: Double(days) * 86_400)
         }
         #expect(try decoder.decode(Date.self, from: 2) == Date(timeIntervalSince1970: 172_800))
-        let custom = #expect(throws: DecodingError.self) { try decoder.decode(Dated.self, from: ["when": "x"]) }
+        let custom = caught(DecodingError.self) { try decoder.decode(Dated.self, from: ["when": "x"]) }
         #expect(debugDescription(of: custom) == "Custom strategy failed at SELF.when")
     }
 
@@ -192,7 +192,7 @@ struct KeyValueDecoderTests {
         var strict = KeyValueDecoder()
         strict.urlDecodingStrategy = .absoluteString
         #expect(throws: DecodingError.self) { try strict.decode(URL.self, from: url) }
-        let invalid = #expect(throws: DecodingError.self) { try strict.decode(URL.self, from: "") }
+        let invalid = caught(DecodingError.self) { try strict.decode(URL.self, from: "") }
         #expect(debugDescription(of: invalid) == "Invalid URL string \"\" at SELF")
     }
 
@@ -219,7 +219,7 @@ struct KeyValueDecoderTests {
         #expect(try decoder.decode(Plain.self, from: tree) == Plain(firstName: "Ada", homeUrl: "x"))
         #expect(try decoder.decode([String: String].self, from: tree) == ["firstName": "Ada", "homeUrl": "x"])
         // As with JSONDecoder, an acronym does not survive the round trip through snake case.
-        let acronym = #expect(throws: DecodingError.self) { try decoder.decode(SnakeModel.self, from: tree) }
+        let acronym = caught(DecodingError.self) { try decoder.decode(SnakeModel.self, from: tree) }
         #expect(debugDescription(of: acronym) == "Dictionary does not contain key SELF.homeURL")
 
         var encoder = KeyValueEncoder()

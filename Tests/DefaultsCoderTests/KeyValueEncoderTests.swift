@@ -240,7 +240,7 @@ struct KeyValueEncoderTests {
 
     @Test("a container misuse throws instead of trapping")
     func misuse() throws {
-        let error = #expect(throws: EncodingError.self) { try KeyValueEncoder().encode([TwoContainers()]) }
+        let error = caught(EncodingError.self) { try KeyValueEncoder().encode([TwoContainers()]) }
         #expect(debugDescription(of: error) == "Invalid use of Encoder: an unkeyed container was requested after another container was used at SELF[0]")
     }
 
@@ -254,7 +254,7 @@ struct KeyValueEncoderTests {
         struct Nope: Error {}
         var encoder = KeyValueEncoder()
         encoder.dateEncodingStrategy = .custom { _ in throw Nope() }
-        let error = #expect(throws: EncodingError.self) { try encoder.encode([Dated(when: Date())]) }
+        let error = caught(EncodingError.self) { try encoder.encode([Dated(when: Date())]) }
         #expect(debugDescription(of: error) == "Custom strategy failed at SELF[0].when")
         if case .invalidValue(_, let context)? = error {
             #expect(context.underlyingError is Nope)

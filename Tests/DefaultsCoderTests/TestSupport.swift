@@ -219,3 +219,22 @@ struct FailingDecode: Sendable, CustomTestStringConvertible {
     }
     var testDescription: String { message }
 }
+
+/// Runs `body`, expecting it to throw an `E`, and returns that error (recording an issue
+/// otherwise). `#expect(throws:)` returns the error only from Swift 6.1 on.
+@discardableResult
+func caught<E: Error>(
+    _ type: E.Type,
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: () throws -> Any?
+) -> E? {
+    do {
+        _ = try body()
+        Issue.record("Expected an error of type \(E.self), but nothing was thrown", sourceLocation: sourceLocation)
+    } catch let error as E {
+        return error
+    } catch {
+        Issue.record("Expected an error of type \(E.self), but \(error) was thrown", sourceLocation: sourceLocation)
+    }
+    return nil
+}

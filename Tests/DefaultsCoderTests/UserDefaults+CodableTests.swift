@@ -75,11 +75,11 @@ struct UserDefaultsCodableTests {
     func wrongTypeThrows() throws {
         let suite = TestSuite()
         suite.defaults.set("other", forKey: "flag")
-        let error = #expect(throws: DecodingError.self) { try suite.defaults.decode(Bool.self, forKey: "flag") }
+        let error = caught(DecodingError.self) { try suite.defaults.decode(Bool.self, forKey: "flag") }
         #expect(debugDescription(of: error) == "Expected Bool at SELF, found String")
 
         suite.defaults.set(["id": 1, "name": 2], forKey: "user")
-        let nested = #expect(throws: DecodingError.self) { try suite.defaults.decode(User.self, forKey: "user") }
+        let nested = caught(DecodingError.self) { try suite.defaults.decode(User.self, forKey: "user") }
         #expect(debugDescription(of: nested) == "Expected String at SELF.name, found Int")
     }
 
@@ -145,7 +145,7 @@ struct UserDefaultsCodableTests {
     func unstorable() throws {
         let suite = TestSuite()
         try suite.defaults.encode(Price(amount: 1), forKey: "p")
-        let error = #expect(throws: EncodingError.self) {
+        let error = caught(EncodingError.self) {
             try suite.defaults.encode([Price(amount: .nan)], forKey: "p")
         }
         #expect(debugDescription(of: error) == "Cannot store Decimal NaN in UserDefaults at SELF[0].amount")
@@ -153,7 +153,7 @@ struct UserDefaultsCodableTests {
 
         var encoder = KeyValueEncoder()
         encoder.dateEncodingStrategy = .custom { _ in NSNull() }
-        let custom = #expect(throws: EncodingError.self) {
+        let custom = caught(EncodingError.self) {
             try suite.defaults.encode(Dated(when: Date()), forKey: "p", encoder: encoder)
         }
         #expect(debugDescription(of: custom) == "Cannot store NSNull in UserDefaults at SELF.when")
