@@ -198,6 +198,17 @@ func isEscapedNullForm(_ string: String) -> Bool {
     return string.utf8.dropLast(4).allSatisfy { $0 == UInt8(ascii: "$") }
 }
 
+// MARK: - Fast paths
+
+/// The array types both coders pass through whole. Kept as metatype values: spelling
+/// `[String].self` in a generic function asks the runtime for the metadata each time.
+enum PrimitiveArrays {
+    static let strings: Any.Type = [String].self
+    static let ints: Any.Type = [Int].self
+    static let doubles: Any.Type = [Double].self
+    static let bools: Any.Type = [Bool].self
+}
+
 // MARK: - Numbers
 
 /// A number found in an `Any` tree, with the width it was stored at.

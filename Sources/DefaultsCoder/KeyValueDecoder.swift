@@ -57,6 +57,9 @@ public struct KeyValueDecoder: Sendable {
     /// - Throws: `DecodingError` with the path of the value that failed: `typeMismatch`,
     ///   `valueNotFound`, `keyNotFound` or `dataCorrupted`.
     public func decode<T: Decodable>(_ type: T.Type = T.self, from value: Any) throws -> T {
+        // An `Any?` passed as `Any` arrives wrapped: unwrap it once here so the fast
+        // paths below see the tree itself.
+        let value = flattenOptional(value) ?? value
         let decoder = DecoderImpl(options: self, value: value)
         return try decoder.unbox(value, as: T.self, step: nil)
     }
@@ -228,10 +231,11 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
         if T.self == Int.self { return try unboxInteger(value, step: step) as Int as! T }
         if T.self == Double.self { return try unboxDouble(value, step: step) as! T }
         if T.self == Bool.self { return try unboxBool(value, step: step) as! T }
-        if T.self == [String].self, let strings = value as? [String] { return strings as! T }
-        if T.self == [Int].self, type(of: value) == [Int].self { return value as! T }
-        if T.self == [Double].self, type(of: value) == [Double].self { return value as! T }
-        if T.self == [Bool].self, type(of: value) == [Bool].self { return value as! T }
+        if T.self == PrimitiveArrays.strings, let strings = value as? [String] { return strings as! T }
+        if T.self == PrimitiveArrays.ints || T.self == PrimitiveArrays.doubles || T.self == PrimitiveArrays.bools,
+           type(of: value) == T.self {
+            return value as! T
+        }
         if T.self == Date.self { return try unboxDate(value, step: step) as! T }
         if T.self == URL.self, let url = try unboxURL(value, step: step) { return url as! T }
         if T.self == Data.self, let data = try unboxData(value, step: step) { return data as! T }
@@ -596,20 +600,20 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     func decodeNil(forKey key: Key) throws -> Bool { decoder.isNull(try value(for: key)) }
-    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try unbox(key, decoder.unboxBool) }
-    func decode(_ type: String.Type, forKey key: Key) throws -> String { try unbox(key, decoder.unboxString) }
-    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try unbox(key, decoder.unboxDouble) }
-    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try unbox(key, decoder.unboxFloat) }
-    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try unbox(key, decoder.unboxInteger) }
-    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try unbox(key, decoder.unboxInteger) }
-    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try unbox(key, decoder.unboxInteger) }
-    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try unbox(key, decoder.unboxInteger) }
-    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try unbox(key, decoder.unboxInteger) }
-    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try unbox(key, decoder.unboxInteger) }
-    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try unbox(key, decoder.unboxInteger) }
-    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try unbox(key, decoder.unboxInteger) }
-    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try unbox(key, decoder.unboxInteger) }
-    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try unbox(key, decoder.unboxInteger) }
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try unbox(key) { try decoder.unboxBool($0, step: $1) } }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try unbox(key) { try decoder.unboxString($0, step: $1) } }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try unbox(key) { try decoder.unboxDouble($0, step: $1) } }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try unbox(key) { try decoder.unboxFloat($0, step: $1) } }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try unbox(key) { try decoder.unboxInteger($0, step: $1) } }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try unbox(key) { try decoder.unboxInteger($0, step: $1) } }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try unbox(key) { try decoder.unboxInteger($0, step: $1) } }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try unbox(key) { try decoder.unboxInteger($0, step: $1) } }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try unbox(key) { try decoder.unboxInteger($0, step: $1) } }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try unbox(key) { try decoder.unboxInteger($0, step: $1) } }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try unbox(key) { try decoder.unboxInteger($0, step: $1) } }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try unbox(key) { try decoder.unboxInteger($0, step: $1) } }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try unbox(key) { try decoder.unboxInteger($0, step: $1) } }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try unbox(key) { try decoder.unboxInteger($0, step: $1) } }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         try unbox(key) { value, step in try decoder.unbox(value, as: T.self, step: step) }
@@ -624,16 +628,16 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
-        try decodeIfPresent(key, decoder.unboxString)
+        try decodeIfPresent(key) { try decoder.unboxString($0, step: $1) }
     }
     func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
-        try decodeIfPresent(key, decoder.unboxInteger)
+        try decodeIfPresent(key) { try decoder.unboxInteger($0, step: $1) }
     }
     func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
-        try decodeIfPresent(key, decoder.unboxDouble)
+        try decodeIfPresent(key) { try decoder.unboxDouble($0, step: $1) }
     }
     func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
-        try decodeIfPresent(key, decoder.unboxBool)
+        try decodeIfPresent(key) { try decoder.unboxBool($0, step: $1) }
     }
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
         try decodeIfPresent(key) { value, step in try decoder.unbox(value, as: T.self, step: step) }
@@ -688,13 +692,14 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
 
     /// Decodes the next element; the index moves on only when that succeeds.
     @inline(__always)
-    private mutating func next<R>(_ expected: String, _ type: Any.Type, _ body: (Any, PathStep) throws -> R) throws -> R {
+    private mutating func next<R>(_ expected: @autoclosure () -> String, _ type: Any.Type, _ body: (DecoderImpl, Any, PathStep) throws -> R) throws -> R {
         let step = PathStep.index(currentIndex)
         guard currentIndex < array.count else {
-            throw DecodingError.endOfArray(expected: expected, type: type, at: decoder.path.codingPath(depth: depth, extra: extra, last: step))
+            throw DecodingError.endOfArray(expected: expected(), type: type, at: decoder.path.codingPath(depth: depth, extra: extra, last: step))
         }
         let value = array[currentIndex]
-        let result = try decoder.withExtra(extra) { try body(value, step) }
+        let decoder = self.decoder
+        let result = try decoder.withExtra(extra) { try body(decoder, value, step) }
         currentIndex += 1
         return result
     }
@@ -710,24 +715,24 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
         return false
     }
 
-    mutating func decode(_ type: Bool.Type) throws -> Bool { try next("Bool", type, decoder.unboxBool) }
-    mutating func decode(_ type: String.Type) throws -> String { try next("String", type, decoder.unboxString) }
-    mutating func decode(_ type: Double.Type) throws -> Double { try next("Double", type, decoder.unboxDouble) }
-    mutating func decode(_ type: Float.Type) throws -> Float { try next("Float", type, decoder.unboxFloat) }
-    mutating func decode(_ type: Int.Type) throws -> Int { try next("Int", type, decoder.unboxInteger) }
-    mutating func decode(_ type: Int8.Type) throws -> Int8 { try next("Int8", type, decoder.unboxInteger) }
-    mutating func decode(_ type: Int16.Type) throws -> Int16 { try next("Int16", type, decoder.unboxInteger) }
-    mutating func decode(_ type: Int32.Type) throws -> Int32 { try next("Int32", type, decoder.unboxInteger) }
-    mutating func decode(_ type: Int64.Type) throws -> Int64 { try next("Int64", type, decoder.unboxInteger) }
-    mutating func decode(_ type: UInt.Type) throws -> UInt { try next("UInt", type, decoder.unboxInteger) }
-    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try next("UInt8", type, decoder.unboxInteger) }
-    mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try next("UInt16", type, decoder.unboxInteger) }
-    mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try next("UInt32", type, decoder.unboxInteger) }
-    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try next("UInt64", type, decoder.unboxInteger) }
+    mutating func decode(_ type: Bool.Type) throws -> Bool { try next("Bool", type) { try $0.unboxBool($1, step: $2) } }
+    mutating func decode(_ type: String.Type) throws -> String { try next("String", type) { try $0.unboxString($1, step: $2) } }
+    mutating func decode(_ type: Double.Type) throws -> Double { try next("Double", type) { try $0.unboxDouble($1, step: $2) } }
+    mutating func decode(_ type: Float.Type) throws -> Float { try next("Float", type) { try $0.unboxFloat($1, step: $2) } }
+    mutating func decode(_ type: Int.Type) throws -> Int { try next("Int", type) { try $0.unboxInteger($1, step: $2) } }
+    mutating func decode(_ type: Int8.Type) throws -> Int8 { try next("Int8", type) { try $0.unboxInteger($1, step: $2) } }
+    mutating func decode(_ type: Int16.Type) throws -> Int16 { try next("Int16", type) { try $0.unboxInteger($1, step: $2) } }
+    mutating func decode(_ type: Int32.Type) throws -> Int32 { try next("Int32", type) { try $0.unboxInteger($1, step: $2) } }
+    mutating func decode(_ type: Int64.Type) throws -> Int64 { try next("Int64", type) { try $0.unboxInteger($1, step: $2) } }
+    mutating func decode(_ type: UInt.Type) throws -> UInt { try next("UInt", type) { try $0.unboxInteger($1, step: $2) } }
+    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try next("UInt8", type) { try $0.unboxInteger($1, step: $2) } }
+    mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try next("UInt16", type) { try $0.unboxInteger($1, step: $2) } }
+    mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try next("UInt32", type) { try $0.unboxInteger($1, step: $2) } }
+    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try next("UInt64", type) { try $0.unboxInteger($1, step: $2) } }
 
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
         let decoder = self.decoder
-        return try next(String(describing: T.self), T.self) { value, step in
+        return try next(String(describing: T.self), T.self) { _, value, step in
             try decoder.unbox(value, as: T.self, step: step)
         }
     }
@@ -735,7 +740,7 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
     mutating func decodeIfPresent<T: Decodable>(_ type: T.Type) throws -> T? {
         if try decodeNil() { return nil }
         let decoder = self.decoder
-        return try next(String(describing: T.self), T.self) { value, step in
+        return try next(String(describing: T.self), T.self) { _, value, step in
             let unescaped = decoder.options.isForUserDefaults ? decoder.unescapeStoredNull(value) : value
             return try decoder.unbox(unescaped, as: T.self, step: step)
         }
@@ -744,7 +749,7 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
     mutating func decodeIfPresent(_ type: String.Type) throws -> String? {
         if try decodeNil() { return nil }
         let decoder = self.decoder
-        return try next("String", type) { value, step in
+        return try next("String", type) { _, value, step in
             let unescaped = decoder.options.isForUserDefaults ? decoder.unescapeStoredNull(value) : value
             return try decoder.unboxString(unescaped, step: step)
         }
@@ -752,7 +757,7 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
         let depth = self.depth, extra = self.extra, decoder = self.decoder
-        let nested = try next("Dictionary", [String: Any].self) { value, step in
+        let nested = try next("Dictionary", [String: Any].self) { _, value, step in
             try decoder.unboxDictionary(value, step: step, depth: depth, extra: extra)
         }
         return KeyedDecodingContainer(KeyedContainer<NestedKey>(decoder: decoder, dictionary: nested, depth: depth, extra: extra + [.index(currentIndex - 1)]))
@@ -760,13 +765,13 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
         let decoder = self.decoder
-        let nested = try next("Array", [Any].self) { value, step in try decoder.unboxArray(value, step: step) }
+        let nested = try next("Array", [Any].self) { _, value, step in try decoder.unboxArray(value, step: step) }
         return UnkeyedContainer(decoder: decoder, array: nested, depth: depth, extra: extra + [.index(currentIndex - 1)])
     }
 
     mutating func superDecoder() throws -> any Decoder {
         let decoder = self.decoder, depth = self.depth, extra = self.extra
-        return try next("Decoder", (any Decoder).self) { value, step in
+        return try next("Decoder", (any Decoder).self) { _, value, step in
             decoder.makeSuperDecoder(value: value, at: decoder.path.codingPath(depth: depth, extra: extra, last: step))
         }
     }

@@ -379,7 +379,8 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
         if T.self == Int.self { return value as! Int }
         if T.self == Double.self { return value as! Double }
         if T.self == Bool.self { return value as! Bool }
-        if T.self == [String].self || T.self == [Int].self || T.self == [Double].self || T.self == [Bool].self {
+        if T.self == PrimitiveArrays.strings || T.self == PrimitiveArrays.ints
+            || T.self == PrimitiveArrays.doubles || T.self == PrimitiveArrays.bools {
             // Homogeneous arrays of plist primitives are already a valid tree.
             return value
         }

@@ -1,0 +1,96 @@
+//
+//  CoderBenchmarks.swift
+//  Each workload is encoded and decoded by every competitor, on the same data.
+//  Run: cd Benchmarks && swift package benchmark
+//
+
+import Benchmark
+import DefaultsCoder
+import Foundation
+
+/// One way of turning a model into an `Any` tree and back.
+struct Competitor<T: Codable & Sendable>: Sendable {
+    var name: String
+    var encode: @Sendable (T) throws -> Any
+    var decode: @Sendable (Any) throws -> T
+}
+
+func competitors<T: Codable & Sendable>(hand: Competitor<T>) -> [Competitor<T>] {
+    // Metatypes are captured through a Sendable box (T.Type is not Sendable in Swift 6.2+).
+    let type = TypeBox<T>()
+    return [
+        Competitor(name: "KeyValueCoder", encode: { try KeyValueEncoder().encode($0)! },
+                   decode: { try KeyValueDecoder().decode(type.type, from: $0) }),
+        hand,
+        Competitor(name: "PropertyList", encode: {
+            try PropertyListSerialization.propertyList(from: PropertyListEncoder().encode($0), format: nil)
+        }, decode: {
+            try PropertyListDecoder().decode(type.type, from: PropertyListSerialization.data(fromPropertyList: $0, format: .binary, options: 0))
+        }),
+        Competitor(name: "JSON", encode: {
+            try JSONSerialization.jsonObject(with: JSONEncoder().encode($0))
+        }, decode: {
+            try JSONDecoder().decode(type.type, from: JSONSerialization.data(withJSONObject: $0))
+        }),
+    ]
+}
+
+struct TypeBox<T>: @unchecked Sendable { var type: T.Type { T.self } }
+
+/// The tree a competitor decodes from: made by that competitor's own encoder, once.
+struct Tree: @unchecked Sendable { let value: Any }
+
+func register<T: Codable & Sendable>(_ workload: String, _ value: T, hand: Competitor<T>, metrics: [BenchmarkMetric]) {
+    let configuration = Benchmark.Configuration(metrics: metrics, maxDuration: .seconds(2), maxIterations: 5_000)
+    for competitor in competitors(hand: hand) {
+        Benchmark("\(workload) encode: \(competitor.name)", configuration: configuration) { benchmark in
+            for _ in benchmark.scaledIterations {
+                blackHole(try competitor.encode(value))
+            }
+        }
+        let tree = Tree(value: try! competitor.encode(value))
+        Benchmark("\(workload) decode: \(competitor.name)", configuration: configuration) { benchmark in
+            for _ in benchmark.scaledIterations {
+                blackHole(try competitor.decode(tree.value))
+            }
+        }
+    }
+}
+
+let benchmarks: @Sendable () -> Void = {
+    let standard: [BenchmarkMetric] = [.wallClock, .mallocCountTotal]
+
+    register("Users", users, hand: Competitor(name: "HandWritten", encode: { HandWritten.encode($0) }, decode: { try HandWritten.decodeUsers($0) }), metrics: standard)
+    register("Settings", settings, hand: Competitor(name: "HandWritten", encode: { HandWritten.encode($0) }, decode: { try HandWritten.decodeSettings($0) }), metrics: standard)
+    register("Wide [Int]", wideInts, hand: Competitor(name: "HandWritten", encode: { HandWritten.encode($0) }, decode: { try HandWritten.decodeInts($0) }), metrics: standard + [.peakMemoryResident])
+    register("Wide [String: Double]", wideDoubles, hand: Competitor(name: "HandWritten", encode: { HandWritten.encode($0) }, decode: { try HandWritten.decodeDoubles($0) }), metrics: standard + [.peakMemoryResident])
+    register("Deep 8", deep8, hand: Competitor(name: "HandWritten", encode: { HandWritten.encode($0) }, decode: { try HandWritten.decodeNested($0) }), metrics: standard)
+    register("Deep 64", deep64, hand: Competitor(name: "HandWritten", encode: { HandWritten.encode($0) }, decode: { try HandWritten.decodeNested($0) }), metrics: standard)
+
+    // The UserDefaults path: the package against the Data-blob habit.
+    let configuration = Benchmark.Configuration(metrics: standard, maxDuration: .seconds(2), maxIterations: 2_000)
+    let suite = "defaults-coder-benchmarks"
+    let defaults = UserDefaults(suiteName: suite)!
+    try! defaults.encode(settings, forKey: "native")
+    defaults.set(try! PropertyListEncoder().encode(settings), forKey: "blob")
+    defaults.synchronize()
+
+    Benchmark("Settings defaults write: DefaultsCoder encode(_:forKey:)", configuration: configuration) { benchmark in
+        for _ in benchmark.scaledIterations { try defaults.encode(settings, forKey: "native") }
+    }
+    Benchmark("Settings defaults write: set(PropertyListEncoder Data)", configuration: configuration) { benchmark in
+        for _ in benchmark.scaledIterations { defaults.set(try PropertyListEncoder().encode(settings), forKey: "blob") }
+    }
+    Benchmark("Settings defaults write: set(PropertyListEncoder Data) + synchronize", configuration: configuration) { benchmark in
+        for _ in benchmark.scaledIterations {
+            defaults.set(try PropertyListEncoder().encode(settings), forKey: "blob")
+            defaults.synchronize()
+        }
+    }
+    Benchmark("Settings defaults read: DefaultsCoder decode(_:forKey:)", configuration: configuration) { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(try defaults.decode(Settings.self, forKey: "native")) }
+    }
+    Benchmark("Settings defaults read: PropertyListDecoder(data(forKey:))", configuration: configuration) { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(try PropertyListDecoder().decode(Settings.self, from: defaults.data(forKey: "blob")!)) }
+    }
+}

@@ -1,0 +1,48 @@
+#!/usr/bin/env python3
+"""Reads the text output of `swift package benchmark` and prints, per workload and
+direction, each competitor's median wall clock and total mallocs with its ratio to
+the hand-written floor. Usage: swift package benchmark --no-progress | python3 ratios.py"""
+import re
+import sys
+
+UNITS = {"ns": 1e-3, "μs": 1.0, "us": 1.0, "ms": 1e3, "s": 1e6}
+SCALE = {"": 1, "K": 1e3, "M": 1e6, "G": 1e9}
+
+results = {}
+name = None
+for line in sys.stdin:
+    line = line.rstrip("\n")
+    if re.match(r"^\S.*: .+$", line) and not line.startswith(("│", "╒", "╞", "├", "╘")):
+        name = line.strip()
+        results[name] = {}
+        continue
+    if name is None or not line.startswith("│"):
+        continue
+    cells = [c.strip() for c in line.strip("│").split("│")]
+    if len(cells) < 4:
+        continue
+    metric = cells[0]
+    m = re.match(r"Time \(wall clock\) \((\w+)\)", metric)
+    if m:
+        results[name]["time_us"] = float(cells[3]) * UNITS[m.group(1)]
+    m = re.match(r"Malloc \(total\)(?: \((\w)\))?", metric)
+    if m:
+        results[name]["mallocs"] = float(cells[3]) * SCALE[m.group(1) or ""]
+
+def fmt_time(us):
+    return f"{us / 1000:.2f} ms" if us >= 1000 else f"{us:.1f} µs"
+
+groups = {}
+for full, values in results.items():
+    group, competitor = full.split(": ", 1)
+    groups.setdefault(group, {})[competitor] = values
+
+print("| workload | competitor | median time | × hand-written | mallocs | × hand-written |")
+print("|---|---|---:|---:|---:|---:|")
+for group, competitors in groups.items():
+    floor = competitors.get("HandWritten")
+    for competitor, values in competitors.items():
+        t, a = values.get("time_us"), values.get("mallocs")
+        rt = f"{t / floor['time_us']:.2f}×" if floor and t else ""
+        ra = f"{a / floor['mallocs']:.2f}×" if floor and a and floor.get("mallocs") else ""
+        print(f"| {group} | {competitor} | {fmt_time(t) if t else ''} | {rt} | {int(a) if a is not None else ''} | {ra} |")
