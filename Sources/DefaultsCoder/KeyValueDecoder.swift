@@ -144,14 +144,36 @@ extension KeyValueDecoder {
 private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
     let options: KeyValueDecoder
     let userInfo: [CodingUserInfoKey: Any]
-    var path: PathStack
-    var value: Any
+
+    /// The mutable state, pushed and popped for every nested value.
+    private struct State {
+        var path: PathStack
+        var value: Any
+    }
+
+    /// Behind a pointer: a class's `var`s are checked for exclusive access at run time
+    /// on every write.
+    private let state: UnsafeMutablePointer<State>
+
+    var path: PathStack {
+        @inline(__always) get { state.pointee.path }
+        @inline(__always) _modify { yield &state.pointee.path }
+    }
+    var value: Any {
+        @inline(__always) get { state.pointee.value }
+        @inline(__always) _modify { yield &state.pointee.value }
+    }
 
     init(options: KeyValueDecoder, value: Any, path: PathStack = PathStack()) {
         self.options = options
         self.userInfo = options.userInfo.isEmpty ? [:] : options.userInfo.mapValues { $0 as Any }
-        self.value = value
-        self.path = path
+        state = .allocate(capacity: 1)
+        state.initialize(to: State(path: path, value: value))
+    }
+
+    deinit {
+        state.deinitialize(count: 1)
+        state.deallocate()
     }
 
     var codingPath: [any CodingKey] { path.codingPath(depth: path.depth) }

@@ -168,7 +168,7 @@ struct NSNullPlaceholder: Sendable {}
 // MARK: - Encoder
 
 /// What the value being encoded has written so far.
-private enum Slot {
+fileprivate enum Slot {
     case empty
     case value(Any?)
     case keyed(KeyedStorage)
@@ -183,8 +183,25 @@ private protocol DeferredValue: AnyObject {
 
 /// The contents of a keyed container. Reused from a pool once flattened.
 private final class KeyedStorage: DeferredValue {
-    var dictionary: [String: Any] = [:]
+    /// Behind a pointer: a class's `var` is checked for exclusive access at run time
+    /// on every write, and containers write here once per key.
+    let contents: UnsafeMutablePointer<[String: Any]>
     var hasDeferred = false
+
+    init() {
+        contents = .allocate(capacity: 1)
+        contents.initialize(to: [:])
+    }
+
+    deinit {
+        contents.deinitialize(count: 1)
+        contents.deallocate()
+    }
+
+    var dictionary: [String: Any] {
+        @inline(__always) get { contents.pointee }
+        @inline(__always) _modify { yield &contents.pointee }
+    }
     /// The size of the last dictionary built here: values of one type tend to come in a
     /// row (`[User]`), so reserving it saves the growth steps.
     var capacityHint = 0
@@ -214,8 +231,24 @@ private final class KeyedStorage: DeferredValue {
 
 /// The contents of an unkeyed container. Reused from a pool once flattened.
 private final class UnkeyedStorage: DeferredValue {
-    var array: [Any] = []
+    /// Behind a pointer, as in `KeyedStorage`.
+    let contents: UnsafeMutablePointer<[Any]>
     var hasDeferred = false
+
+    init() {
+        contents = .allocate(capacity: 1)
+        contents.initialize(to: [])
+    }
+
+    deinit {
+        contents.deinitialize(count: 1)
+        contents.deallocate()
+    }
+
+    var array: [Any] {
+        @inline(__always) get { contents.pointee }
+        @inline(__always) _modify { yield &contents.pointee }
+    }
     /// How many values were encoded, including any that a nil strategy removed.
     var count = 0
     var capacityHint = 0
@@ -253,19 +286,53 @@ private final class UnkeyedStorage: DeferredValue {
 private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
     let options: KeyValueEncoder
     let userInfo: [CodingUserInfoKey: Any]
-    var path: PathStack
-    var slot: Slot = .empty
+
+    /// The mutable state, pushed and popped for every nested value.
+    private struct State {
+        var path: PathStack
+        var slot: Slot = .empty
+        var deferredError: EncodingError?
+        var keyedPool: [KeyedStorage] = []
+        var unkeyedPool: [UnkeyedStorage] = []
+    }
+
+    /// Behind a pointer: a class's `var`s are checked for exclusive access at run time
+    /// on every write, which cost 7% of the instructions of encoding `[User]`.
+    private let state: UnsafeMutablePointer<State>
+
+    var path: PathStack {
+        @inline(__always) get { state.pointee.path }
+        @inline(__always) _modify { yield &state.pointee.path }
+    }
+    var slot: Slot {
+        @inline(__always) get { state.pointee.slot }
+        @inline(__always) _modify { yield &state.pointee.slot }
+    }
     /// An error found where the protocol gives no way to throw (a second container
     /// requested for one value); thrown as soon as that value's `encode(to:)` returns.
-    var deferredError: EncodingError?
-
-    private var keyedPool: [KeyedStorage] = []
-    private var unkeyedPool: [UnkeyedStorage] = []
+    var deferredError: EncodingError? {
+        @inline(__always) get { state.pointee.deferredError }
+        @inline(__always) _modify { yield &state.pointee.deferredError }
+    }
+    private var keyedPool: [KeyedStorage] {
+        @inline(__always) get { state.pointee.keyedPool }
+        @inline(__always) _modify { yield &state.pointee.keyedPool }
+    }
+    private var unkeyedPool: [UnkeyedStorage] {
+        @inline(__always) get { state.pointee.unkeyedPool }
+        @inline(__always) _modify { yield &state.pointee.unkeyedPool }
+    }
 
     init(options: KeyValueEncoder, path: PathStack = PathStack()) {
         self.options = options
         self.userInfo = options.userInfo.isEmpty ? [:] : options.userInfo.mapValues { $0 as Any }
-        self.path = path
+        state = .allocate(capacity: 1)
+        state.initialize(to: State(path: path))
+    }
+
+    deinit {
+        state.deinitialize(count: 1)
+        state.deallocate()
     }
 
     var codingPath: [any CodingKey] { path.codingPath(depth: path.depth) }
