@@ -12,7 +12,7 @@ results = {}
 name = None
 for line in sys.stdin:
     line = line.rstrip("\n")
-    if re.match(r"^\S.*: .+$", line) and not line.startswith(("│", "╒", "╞", "├", "╘")):
+    if re.match(r"^\S.* (encode|decode|write|read): .+$", line):
         name = line.strip()
         results[name] = {}
         continue
@@ -34,7 +34,8 @@ def fmt_time(us):
 
 groups = {}
 for full, values in results.items():
-    group, competitor = full.split(": ", 1)
+    m = re.match(r"^(.* (?:encode|decode|write|read)): (.*)$", full)
+    group, competitor = m.group(1), m.group(2)
     groups.setdefault(group, {})[competitor] = values
 
 print("| workload | competitor | median time | × hand-written | mallocs | × hand-written |")

@@ -199,16 +199,16 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
 
     // MARK: Errors
 
-    func errorPath(_ step: PathStep?) -> [any CodingKey] {
-        path.codingPath(depth: path.depth, last: step)
+    func errorPath(_ step: @autoclosure () -> PathStep?) -> [any CodingKey] {
+        path.codingPath(depth: path.depth, last: step())
     }
 
     @inline(never)
-    func mismatch(_ expected: String, _ type: Any.Type, _ value: Any, _ step: PathStep?) -> DecodingError {
+    func mismatch(_ expected: String, _ type: Any.Type, _ value: Any, _ step: @autoclosure () -> PathStep?) -> DecodingError {
         if isNull(value) {
-            return .nullFound(expected: expected, type: type, at: errorPath(step))
+            return .nullFound(expected: expected, type: type, at: errorPath(step()))
         }
-        return .mismatch(expected: expected, type: type, found: value, at: errorPath(step))
+        return .mismatch(expected: expected, type: type, found: value, at: errorPath(step()))
     }
 
     // MARK: Decoder
@@ -247,101 +247,102 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
     // MARK: Unboxing
 
     /// Decodes `value` as `T`, one `step` below the current path.
-    func unbox<T: Decodable>(_ value: Any, as _: T.Type, step: PathStep?) throws -> T {
+    func unbox<T: Decodable>(_ value: Any, as _: T.Type, step: @autoclosure () -> PathStep?) throws -> T {
         // Metatype checks first: a pointer compare, and no `init(from:)` round trip.
-        if T.self == String.self { return try unboxString(value, step: step) as! T }
-        if T.self == Int.self { return try unboxInteger(value, step: step) as Int as! T }
-        if T.self == Double.self { return try unboxDouble(value, step: step) as! T }
-        if T.self == Bool.self { return try unboxBool(value, step: step) as! T }
+        if T.self == String.self { return try unboxString(value, step: step()) as! T }
+        if T.self == Int.self { return try unboxInteger(value, step: step()) as Int as! T }
+        if T.self == Double.self { return try unboxDouble(value, step: step()) as! T }
+        if T.self == Bool.self { return try unboxBool(value, step: step()) as! T }
         if T.self == PrimitiveArrays.strings, let strings = value as? [String] { return strings as! T }
         if T.self == PrimitiveArrays.ints || T.self == PrimitiveArrays.doubles || T.self == PrimitiveArrays.bools,
            type(of: value) == T.self {
             return value as! T
         }
-        if T.self == Date.self { return try unboxDate(value, step: step) as! T }
-        if T.self == URL.self, let url = try unboxURL(value, step: step) { return url as! T }
-        if T.self == Data.self, let data = try unboxData(value, step: step) { return data as! T }
-        if T.self == Decimal.self { return try unboxDecimal(value, step: step) as! T }
+        if T.self == Date.self { return try unboxDate(value, step: step()) as! T }
+        if T.self == URL.self, let url = try unboxURL(value, step: step()) { return url as! T }
+        if T.self == Data.self, let data = try unboxData(value, step: step()) { return data as! T }
+        if T.self == Decimal.self { return try unboxDecimal(value, step: step()) as! T }
         if options.isForUserDefaults, let optional = T.self as? any StoredOptional.Type {
-            return try optional.unboxForUserDefaults(value, decoder: self, step: step) as! T
+            return try optional.unboxForUserDefaults(value, decoder: self, step: step()) as! T
         }
-        return try decodeWithSelf(value, as: T.self, step: step)
+        return try decodeWithSelf(value, as: T.self, step: step())
     }
 
     /// Runs `T.init(from:)` with this decoder one level down.
-    func decodeWithSelf<T: Decodable>(_ value: Any, as _: T.Type, step: PathStep?) throws -> T {
+    func decodeWithSelf<T: Decodable>(_ value: Any, as _: T.Type, step: @autoclosure () -> PathStep?) throws -> T {
         let saved = self.value
         self.value = value
-        if let step { path.push(step) }
+        let pushed = step()
+        if let pushed { path.push(pushed) }
         defer {
-            if step != nil { path.pop() }
+            if pushed != nil { path.pop() }
             self.value = saved
         }
         return try T(from: self)
     }
 
-    func unboxString(_ value: Any, step: PathStep?) throws -> String {
+    func unboxString(_ value: Any, step: @autoclosure () -> PathStep?) throws -> String {
         if let string = value as? String { return string }
-        throw mismatch("String", String.self, value, step)
+        throw mismatch("String", String.self, value, step())
     }
 
-    func unboxBool(_ value: Any, step: PathStep?) throws -> Bool {
+    func unboxBool(_ value: Any, step: @autoclosure () -> PathStep?) throws -> Bool {
         if type(of: value) == Bool.self { return value as! Bool }
         if case .bool(let bool)? = classifyNumber(value) { return bool }
-        throw mismatch("Bool", Bool.self, value, step)
+        throw mismatch("Bool", Bool.self, value, step())
     }
 
-    func unboxInteger<T: FixedWidthInteger>(_ value: Any, step: PathStep?) throws -> T {
+    func unboxInteger<T: FixedWidthInteger>(_ value: Any, step: @autoclosure () -> PathStep?) throws -> T {
         if type(of: value) == T.self { return value as! T }
         guard let number = classifyNumber(value), !number.isBool else {
-            throw mismatch("BinaryInteger", T.self, value, step)
+            throw mismatch("BinaryInteger", T.self, value, step())
         }
         guard let result: T = integer(from: number) else {
-            throw DecodingError.notRepresentable(number, as: T.self, at: errorPath(step))
+            throw DecodingError.notRepresentable(number, as: T.self, at: errorPath(step()))
         }
         return result
     }
 
-    func unboxDouble(_ value: Any, step: PathStep?) throws -> Double {
+    func unboxDouble(_ value: Any, step: @autoclosure () -> PathStep?) throws -> Double {
         if type(of: value) == Double.self { return value as! Double }
         guard let number = classifyNumber(value), !number.isBool else {
-            throw mismatch("Double", Double.self, value, step)
+            throw mismatch("Double", Double.self, value, step())
         }
         guard let result = number.exactDouble else {
-            throw DecodingError.notRepresentable(number, as: Double.self, at: errorPath(step))
+            throw DecodingError.notRepresentable(number, as: Double.self, at: errorPath(step()))
         }
         return result
     }
 
-    func unboxFloat(_ value: Any, step: PathStep?) throws -> Float {
+    func unboxFloat(_ value: Any, step: @autoclosure () -> PathStep?) throws -> Float {
         if type(of: value) == Float.self { return value as! Float }
         guard let number = classifyNumber(value), !number.isBool else {
-            throw mismatch("Float", Float.self, value, step)
+            throw mismatch("Float", Float.self, value, step())
         }
         guard let result = number.exactFloat else {
-            throw DecodingError.notRepresentable(number, as: Float.self, at: errorPath(step))
+            throw DecodingError.notRepresentable(number, as: Float.self, at: errorPath(step()))
         }
         return result
     }
 
-    func unboxDecimal(_ value: Any, step: PathStep?) throws -> Decimal {
+    func unboxDecimal(_ value: Any, step: @autoclosure () -> PathStep?) throws -> Decimal {
         if let number = classifyNumber(value), !number.isBool {
             guard let result = number.exactDecimal else {
-                throw DecodingError.notRepresentable(number, as: Decimal.self, at: errorPath(step))
+                throw DecodingError.notRepresentable(number, as: Decimal.self, at: errorPath(step()))
             }
             return result
         }
         if let string = value as? String {
             // The form UserDefaults storage gives a Decimal.
             guard let decimal = Decimal(strictString: string) else {
-                throw DecodingError.corrupted("Invalid decimal string \"\(string)\"", at: errorPath(step))
+                throw DecodingError.corrupted("Invalid decimal string \"\(string)\"", at: errorPath(step()))
             }
             return decimal
         }
-        throw mismatch("Decimal", Decimal.self, value, step)
+        throw mismatch("Decimal", Decimal.self, value, step())
     }
 
-    func unboxDate(_ value: Any, step: PathStep?) throws -> Date {
+    func unboxDate(_ value: Any, step: @autoclosure () -> PathStep?) throws -> Date {
         switch options.dateDecodingStrategy {
         case .date:
             if let date = value as? Date { return date }
@@ -361,81 +362,81 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
                 let first = Date.ISO8601FormatStyle(includingFractionalSeconds: fractional)
                 let second = Date.ISO8601FormatStyle(includingFractionalSeconds: !fractional)
                 if let date = (try? first.parse(string)) ?? (try? second.parse(string)) { return date }
-                throw DecodingError.corrupted("Expected date string to be ISO8601-formatted", at: errorPath(step))
+                throw DecodingError.corrupted("Expected date string to be ISO8601-formatted", at: errorPath(step()))
             }
-            throw mismatch("String", Date.self, value, step)
+            throw mismatch("String", Date.self, value, step())
         case .formatted(let formatter):
             if let string = value as? String {
                 if let date = formatter.date(from: string) { return date }
-                throw DecodingError.corrupted("Date string does not match format expected by formatter", at: errorPath(step))
+                throw DecodingError.corrupted("Date string does not match format expected by formatter", at: errorPath(step()))
             }
-            throw mismatch("String", Date.self, value, step)
+            throw mismatch("String", Date.self, value, step())
         case .custom(let closure):
-            return try custom(step) { try closure(value) }
+            return try custom(step()) { try closure(value) }
         }
-        throw mismatch("Date", Date.self, value, step)
+        throw mismatch("Date", Date.self, value, step())
     }
 
     /// A URL, or `nil` for the keyed form, which `URL.init(from:)` reads.
-    func unboxURL(_ value: Any, step: PathStep?) throws -> URL? {
+    func unboxURL(_ value: Any, step: @autoclosure () -> PathStep?) throws -> URL? {
         switch options.urlDecodingStrategy {
         case .url:
             if let url = value as? URL { return url }
-            if let string = value as? String { return try url(from: string, step: step) }
+            if let string = value as? String { return try url(from: string, step: step()) }
             if value is [String: Any] || value is NSDictionary { return nil }
         case .absoluteString:
-            if let string = value as? String { return try url(from: string, step: step) }
-            throw mismatch("String", URL.self, value, step)
+            if let string = value as? String { return try url(from: string, step: step()) }
+            throw mismatch("String", URL.self, value, step())
         case .custom(let closure):
-            return try custom(step) { try closure(value) }
+            return try custom(step()) { try closure(value) }
         }
-        throw mismatch("URL", URL.self, value, step)
+        throw mismatch("URL", URL.self, value, step())
     }
 
-    private func url(from string: String, step: PathStep?) throws -> URL {
+    private func url(from string: String, step: @autoclosure () -> PathStep?) throws -> URL {
         guard let url = URL(string: string) else {
-            throw DecodingError.corrupted("Invalid URL string \"\(string)\"", at: errorPath(step))
+            throw DecodingError.corrupted("Invalid URL string \"\(string)\"", at: errorPath(step()))
         }
         return url
     }
 
     /// Data, or `nil` for an array of bytes, which `Data.init(from:)` reads.
-    func unboxData(_ value: Any, step: PathStep?) throws -> Data? {
+    func unboxData(_ value: Any, step: @autoclosure () -> PathStep?) throws -> Data? {
         switch options.dataDecodingStrategy {
         case .data:
             if let data = value as? Data { return data }
-            if let string = value as? String { return try data(fromBase64: string, step: step) }
+            if let string = value as? String { return try data(fromBase64: string, step: step()) }
             if value is [Any] || value is NSArray { return nil }
         case .base64:
-            if let string = value as? String { return try data(fromBase64: string, step: step) }
-            throw mismatch("String", Data.self, value, step)
+            if let string = value as? String { return try data(fromBase64: string, step: step()) }
+            throw mismatch("String", Data.self, value, step())
         case .custom(let closure):
-            return try custom(step) { try closure(value) }
+            return try custom(step()) { try closure(value) }
         }
-        throw mismatch("Data", Data.self, value, step)
+        throw mismatch("Data", Data.self, value, step())
     }
 
-    private func data(fromBase64 string: String, step: PathStep?) throws -> Data {
+    private func data(fromBase64 string: String, step: @autoclosure () -> PathStep?) throws -> Data {
         guard let data = Data(base64Encoded: string) else {
-            throw DecodingError.corrupted("Encountered Data is not valid Base64", at: errorPath(step))
+            throw DecodingError.corrupted("Encountered Data is not valid Base64", at: errorPath(step()))
         }
         return data
     }
 
     /// Runs a `.custom` strategy closure, giving foreign errors the path of the value.
-    private func custom<R>(_ step: PathStep?, _ closure: () throws -> R) throws -> R {
+    private func custom<R>(_ step: @autoclosure () -> PathStep?, _ closure: () throws -> R) throws -> R {
         do {
             return try closure()
         } catch let error as DecodingError {
             throw error
         } catch {
-            throw DecodingError.corrupted("Custom strategy failed", at: errorPath(step), underlyingError: error)
+            throw DecodingError.corrupted("Custom strategy failed", at: errorPath(step()), underlyingError: error)
         }
     }
 
-    func unboxDictionary(_ value: Any, step: PathStep?, depth: Int, extra: [PathStep]) throws -> [String: Any] {
+    func unboxDictionary(_ value: Any, step: @autoclosure () -> PathStep?, depth: Int, extra: [PathStep]) throws -> [String: Any] {
         guard let dictionary = value as? [String: Any] else {
-            throw mismatch("Dictionary", [String: Any].self, value, step)
+            throw mismatch("Dictionary", [String: Any].self, value, step())
         }
         switch options.keyDecodingStrategy {
         case .useDefaultKeys:
@@ -447,7 +448,7 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
             return converted
         case .custom(let closure):
             var base = path.codingPath(depth: depth, extra: extra)
-            if let step { base.append(step.codingKey) }
+            if let step = step() { base.append(step.codingKey) }
             var converted: [String: Any] = [:]
             converted.reserveCapacity(dictionary.count)
             for (key, element) in dictionary {
@@ -457,9 +458,9 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
         }
     }
 
-    func unboxArray(_ value: Any, step: PathStep?) throws -> [Any] {
+    func unboxArray(_ value: Any, step: @autoclosure () -> PathStep?) throws -> [Any] {
         guard let array = value as? [Any] else {
-            throw mismatch("Array", [Any].self, value, step)
+            throw mismatch("Array", [Any].self, value, step())
         }
         return array
     }
@@ -583,13 +584,13 @@ extension NumberValue {
 
 /// Lets the decoder read each level of a nested optional as `StorableOptional` wrote it.
 private protocol StoredOptional {
-    static func unboxForUserDefaults(_ value: Any, decoder: DecoderImpl, step: PathStep?) throws -> Self
+    static func unboxForUserDefaults(_ value: Any, decoder: DecoderImpl, step: @autoclosure () -> PathStep?) throws -> Self
 }
 
 extension Optional: StoredOptional where Wrapped: Decodable {
-    fileprivate static func unboxForUserDefaults(_ value: Any, decoder: DecoderImpl, step: PathStep?) throws -> Self {
+    fileprivate static func unboxForUserDefaults(_ value: Any, decoder: DecoderImpl, step: @autoclosure () -> PathStep?) throws -> Self {
         if decoder.isNull(value) { return nil }
-        return .some(try decoder.unbox(decoder.unescapeStoredNull(value), as: Wrapped.self, step: step))
+        return .some(try decoder.unbox(decoder.unescapeStoredNull(value), as: Wrapped.self, step: step()))
     }
 }
 
@@ -616,53 +617,53 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     @inline(__always)
-    private func unbox<R>(_ key: Key, _ body: (Any, PathStep) throws -> R) throws -> R {
+    private func unbox<R>(_ key: Key, _ body: (Any) throws -> R) throws -> R {
         let value = try value(for: key)
-        return try decoder.withExtra(extra) { try body(value, .key(key)) }
+        return try decoder.withExtra(extra) { try body(value) }
     }
 
     func decodeNil(forKey key: Key) throws -> Bool { decoder.isNull(try value(for: key)) }
-    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try unbox(key) { try decoder.unboxBool($0, step: $1) } }
-    func decode(_ type: String.Type, forKey key: Key) throws -> String { try unbox(key) { try decoder.unboxString($0, step: $1) } }
-    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try unbox(key) { try decoder.unboxDouble($0, step: $1) } }
-    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try unbox(key) { try decoder.unboxFloat($0, step: $1) } }
-    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try unbox(key) { try decoder.unboxInteger($0, step: $1) } }
-    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try unbox(key) { try decoder.unboxInteger($0, step: $1) } }
-    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try unbox(key) { try decoder.unboxInteger($0, step: $1) } }
-    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try unbox(key) { try decoder.unboxInteger($0, step: $1) } }
-    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try unbox(key) { try decoder.unboxInteger($0, step: $1) } }
-    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try unbox(key) { try decoder.unboxInteger($0, step: $1) } }
-    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try unbox(key) { try decoder.unboxInteger($0, step: $1) } }
-    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try unbox(key) { try decoder.unboxInteger($0, step: $1) } }
-    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try unbox(key) { try decoder.unboxInteger($0, step: $1) } }
-    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try unbox(key) { try decoder.unboxInteger($0, step: $1) } }
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try unbox(key) { try decoder.unboxBool($0, step: .key(key)) } }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try unbox(key) { try decoder.unboxString($0, step: .key(key)) } }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try unbox(key) { try decoder.unboxDouble($0, step: .key(key)) } }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try unbox(key) { try decoder.unboxFloat($0, step: .key(key)) } }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try unbox(key) { try decoder.unboxInteger($0, step: .key(key)) } }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try unbox(key) { try decoder.unboxInteger($0, step: .key(key)) } }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try unbox(key) { try decoder.unboxInteger($0, step: .key(key)) } }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try unbox(key) { try decoder.unboxInteger($0, step: .key(key)) } }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try unbox(key) { try decoder.unboxInteger($0, step: .key(key)) } }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try unbox(key) { try decoder.unboxInteger($0, step: .key(key)) } }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try unbox(key) { try decoder.unboxInteger($0, step: .key(key)) } }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try unbox(key) { try decoder.unboxInteger($0, step: .key(key)) } }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try unbox(key) { try decoder.unboxInteger($0, step: .key(key)) } }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try unbox(key) { try decoder.unboxInteger($0, step: .key(key)) } }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        try unbox(key) { value, step in try decoder.unbox(value, as: T.self, step: step) }
+        try unbox(key) { try decoder.unbox($0, as: T.self, step: .key(key)) }
     }
 
     /// An absent key or a nil value gives `nil`; in UserDefaults a present value goes
     /// through the optional's own form, so `"$$null"` reads as the string `"$null"`.
-    private func decodeIfPresent<R>(_ key: Key, _ body: (Any, PathStep) throws -> R) throws -> R? {
+    private func decodeIfPresent<R>(_ key: Key, _ body: (Any) throws -> R) throws -> R? {
         guard let value = dictionary[key.stringValue], !decoder.isNull(value) else { return nil }
         let unescaped = decoder.options.isForUserDefaults ? decoder.unescapeStoredNull(value) : value
-        return try decoder.withExtra(extra) { try body(unescaped, .key(key)) }
+        return try decoder.withExtra(extra) { try body(unescaped) }
     }
 
     func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
-        try decodeIfPresent(key) { try decoder.unboxString($0, step: $1) }
+        try decodeIfPresent(key) { try decoder.unboxString($0, step: .key(key)) }
     }
     func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
-        try decodeIfPresent(key) { try decoder.unboxInteger($0, step: $1) }
+        try decodeIfPresent(key) { try decoder.unboxInteger($0, step: .key(key)) }
     }
     func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
-        try decodeIfPresent(key) { try decoder.unboxDouble($0, step: $1) }
+        try decodeIfPresent(key) { try decoder.unboxDouble($0, step: .key(key)) }
     }
     func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
-        try decodeIfPresent(key) { try decoder.unboxBool($0, step: $1) }
+        try decodeIfPresent(key) { try decoder.unboxBool($0, step: .key(key)) }
     }
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-        try decodeIfPresent(key) { value, step in try decoder.unbox(value, as: T.self, step: step) }
+        try decodeIfPresent(key) { try decoder.unbox($0, as: T.self, step: .key(key)) }
     }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {

@@ -440,7 +440,7 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
 
     /// Encodes `value` one step below the current path and returns its tree, or `nil`
     /// for an encoded `nil`.
-    func box<T: Encodable>(_ value: T, step: PathStep?) throws -> Any? {
+    func box<T: Encodable>(_ value: T, step: @autoclosure () -> PathStep?) throws -> Any? {
         // Metatype checks first: they cost a pointer compare and skip `encode(to:)`.
         if T.self == String.self { return value as! String }
         if T.self == Int.self { return value as! Int }
@@ -451,23 +451,24 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
             // Homogeneous arrays of plist primitives are already a valid tree.
             return value
         }
-        if T.self == Date.self { return try boxDate(value as! Date, step: step) }
-        if T.self == URL.self { return try boxURL(value as! URL, step: step) }
-        if T.self == Data.self { return try boxData(value as! Data, step: step) }
-        if T.self == Decimal.self { return try boxDecimal(value as! Decimal, step: step) }
+        if T.self == Date.self { return try boxDate(value as! Date, step: step()) }
+        if T.self == URL.self { return try boxURL(value as! URL, step: step()) }
+        if T.self == Data.self { return try boxData(value as! Data, step: step()) }
+        if T.self == Decimal.self { return try boxDecimal(value as! Decimal, step: step()) }
         if options.isForUserDefaults, let optional = value as? any StorableOptional {
-            return try optional.boxForUserDefaults(self, step: step)
+            return try optional.boxForUserDefaults(self, step: step())
         }
-        return try boxEncodable(value, step: step)
+        return try boxEncodable(value, step: step())
     }
 
     /// Runs `value.encode(to:)` with this encoder one level down, and flattens what it wrote.
-    private func boxEncodable<T: Encodable>(_ value: T, step: PathStep?) throws -> Any? {
+    private func boxEncodable<T: Encodable>(_ value: T, step: @autoclosure () -> PathStep?) throws -> Any? {
         let saved = slot
         slot = .empty
-        if let step { path.push(step) }
+        let pushed = step()
+        if let pushed { path.push(pushed) }
         defer {
-            if step != nil { path.pop() }
+            if pushed != nil { path.pop() }
             slot = saved
         }
         try value.encode(to: self)
@@ -495,11 +496,11 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
     }
 
     /// The path of a value that is about to be written `step` below the current one.
-    func pathForError(_ step: PathStep?) -> [any CodingKey] {
-        path.codingPath(depth: path.depth, last: step)
+    func pathForError(_ step: @autoclosure () -> PathStep?) -> [any CodingKey] {
+        path.codingPath(depth: path.depth, last: step())
     }
 
-    private func boxDate(_ date: Date, step: PathStep?) throws -> Any? {
+    private func boxDate(_ date: Date, step: @autoclosure () -> PathStep?) throws -> Any? {
         switch options.dateEncodingStrategy {
         case .date:
             return options.isForUserDefaults ? storableDate(date) : date
@@ -512,56 +513,56 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
         case .formatted(let formatter):
             return formatter.string(from: date)
         case .custom(let closure):
-            return try custom(step) { try closure(date) }
+            return try custom(step()) { try closure(date) }
         }
     }
 
-    private func boxURL(_ url: URL, step: PathStep?) throws -> Any? {
+    private func boxURL(_ url: URL, step: @autoclosure () -> PathStep?) throws -> Any? {
         switch options.urlEncodingStrategy {
         case .url:
             return options.isForUserDefaults ? storableURL(url) : url
         case .absoluteString:
             return url.absoluteString
         case .custom(let closure):
-            return try custom(step) { try closure(url) }
+            return try custom(step()) { try closure(url) }
         }
     }
 
-    private func boxData(_ data: Data, step: PathStep?) throws -> Any? {
+    private func boxData(_ data: Data, step: @autoclosure () -> PathStep?) throws -> Any? {
         switch options.dataEncodingStrategy {
         case .data:
             return data
         case .base64:
             return data.base64EncodedString()
         case .custom(let closure):
-            return try custom(step) { try closure(data) }
+            return try custom(step()) { try closure(data) }
         }
     }
 
-    private func boxDecimal(_ decimal: Decimal, step: PathStep?) throws -> Any? {
+    private func boxDecimal(_ decimal: Decimal, step: @autoclosure () -> PathStep?) throws -> Any? {
         guard options.isForUserDefaults else { return decimal }
         // A property list has no decimal type and Foundation on Linux stores a Decimal
         // as an integer (0.5 becomes 0): keep its exact text instead.
         let text = decimal.canonicalString
         guard !decimal.isNaN, Decimal(strictString: text) == decimal else {
-            throw EncodingError.invalid(decimal, "Cannot store Decimal \(text) in UserDefaults", at: pathForError(step))
+            throw EncodingError.invalid(decimal, "Cannot store Decimal \(text) in UserDefaults", at: pathForError(step()))
         }
         return text
     }
 
     /// Runs a `.custom` strategy closure with the path of the value it encodes, and in
     /// UserDefaults checks that it returned something a property list can hold.
-    private func custom(_ step: PathStep?, _ closure: () throws -> Any) throws -> Any {
+    private func custom(_ step: @autoclosure () -> PathStep?, _ closure: () throws -> Any) throws -> Any {
         let value: Any
         do {
             value = try closure()
         } catch let error as EncodingError {
             throw error
         } catch {
-            throw EncodingError.invalid(NSNullPlaceholder(), "Custom strategy failed", at: pathForError(step), underlyingError: error)
+            throw EncodingError.invalid(NSNullPlaceholder(), "Custom strategy failed", at: pathForError(step()), underlyingError: error)
         }
         guard options.isForUserDefaults else { return value }
-        return try storable(value, at: pathForError(step))
+        return try storable(value, at: pathForError(step()))
     }
 
     // MARK: UserDefaults forms
@@ -681,16 +682,16 @@ private final class SuperEncoder: DeferredValue {
 
 /// Lets the encoder give each level of a nested optional its own form in UserDefaults.
 private protocol StorableOptional {
-    func boxForUserDefaults(_ encoder: EncoderImpl, step: PathStep?) throws -> Any?
+    func boxForUserDefaults(_ encoder: EncoderImpl, step: @autoclosure () -> PathStep?) throws -> Any?
 }
 
 extension Optional: StorableOptional where Wrapped: Encodable {
     /// `nil` is written as `"$null"`; a value inside an optional that would itself read
     /// as `"$null"` (the string `"$null"`, or an inner `nil`) gets one more leading `$`.
     /// So `[String?]` keeps `"$null"` and `nil` apart, and `Int??` keeps both nils.
-    fileprivate func boxForUserDefaults(_ encoder: EncoderImpl, step: PathStep?) throws -> Any? {
+    fileprivate func boxForUserDefaults(_ encoder: EncoderImpl, step: @autoclosure () -> PathStep?) throws -> Any? {
         guard let wrapped = self else { return nil }
-        guard let inner = try encoder.box(wrapped, step: step) else { return "$" + storedNull }
+        guard let inner = try encoder.box(wrapped, step: step()) else { return "$" + storedNull }
         if let string = inner as? String, isEscapedNullForm(string) { return "$" + string }
         return inner
     }
