@@ -60,10 +60,7 @@ public struct KeyValueEncoder: Sendable {
     ///   value's own `encode(to:)` fails.
     public func encode<T: Encodable>(_ value: T) throws -> Any? {
         guard let result = try EncoderImpl(options: self).box(value, step: nil) else {
-            if case .placeholder(let placeholder, _) = nilEncodingStrategy {
-                return placeholder is NSNullPlaceholder ? NSNull() : placeholder
-            }
-            return nil
+            return nilEncodingStrategy.placeholderValue
         }
         return result
     }
@@ -92,6 +89,13 @@ extension KeyValueEncoder {
 
         /// Writes `NSNull()`, as `JSONSerialization` does.
         public static let nsNull = NilEncodingStrategy.placeholder(NSNullPlaceholder()) { $0 is NSNull }
+
+        /// The value written for `nil`, or `nil` for the strategies without a placeholder.
+        var placeholderValue: Any? {
+            guard case .placeholder(let placeholder, _) = self else { return nil }
+            // `.nsNull` keeps a Sendable stand-in and makes the NSNull here.
+            return placeholder is NSNullPlaceholder ? NSNull() : placeholder
+        }
 
         /// Whether `value` stands for `nil` under this strategy. `Optional<Any>.none`
         /// always does.
@@ -340,12 +344,8 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
     /// The value that stands for `nil` in a container, or `nil` to leave it out.
     var nullRepresentation: Any? {
         if options.isForUserDefaults { return storedNull }
-        switch options.nilEncodingStrategy {
-        case .default: return Optional<Any>.none as Any
-        case .removed: return nil
-        case .placeholder(let placeholder, _):
-            return placeholder is NSNullPlaceholder ? NSNull() : placeholder
-        }
+        if case .default = options.nilEncodingStrategy { return Optional<Any>.none as Any }
+        return options.nilEncodingStrategy.placeholderValue
     }
 
     // MARK: Encoder
