@@ -198,6 +198,33 @@ func isEscapedNullForm(_ string: String) -> Bool {
     return string.utf8.dropLast(4).allSatisfy { $0 == UInt8(ascii: "$") }
 }
 
+// MARK: - Unchecked storage
+
+/// A value kept behind a pointer, for the coders' state and their containers' contents.
+///
+/// A class's stored `var` is checked for exclusive access at run time on every write,
+/// and the coders write their state several times per value they code: callgrind put
+/// those checks at 13% of the instructions of encoding `[User]`. A pointer's `pointee`
+/// is not checked. The owner calls `release()` in its `deinit`.
+struct Unchecked<Value> {
+    private let pointer: UnsafeMutablePointer<Value>
+
+    init(_ value: Value) {
+        pointer = .allocate(capacity: 1)
+        pointer.initialize(to: value)
+    }
+
+    var value: Value {
+        @inline(__always) get { pointer.pointee }
+        @inline(__always) nonmutating _modify { yield &pointer.pointee }
+    }
+
+    func release() {
+        pointer.deinitialize(count: 1)
+        pointer.deallocate()
+    }
+}
+
 // MARK: - Fast paths
 
 /// The array types both coders pass through whole. Kept as metatype values: spelling

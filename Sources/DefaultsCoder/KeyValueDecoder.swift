@@ -145,36 +145,30 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
     let options: KeyValueDecoder
     let userInfo: [CodingUserInfoKey: Any]
 
-    /// The mutable state, pushed and popped for every nested value.
+    /// The mutable state, pushed and popped for every nested value; `Unchecked`.
     private struct State {
         var path: PathStack
         var value: Any
     }
 
-    /// Behind a pointer: a class's `var`s are checked for exclusive access at run time
-    /// on every write.
-    private let state: UnsafeMutablePointer<State>
+    private let state: Unchecked<State>
 
     var path: PathStack {
-        @inline(__always) get { state.pointee.path }
-        @inline(__always) _modify { yield &state.pointee.path }
+        @inline(__always) get { state.value.path }
+        @inline(__always) _modify { yield &state.value.path }
     }
     var value: Any {
-        @inline(__always) get { state.pointee.value }
-        @inline(__always) _modify { yield &state.pointee.value }
+        @inline(__always) get { state.value.value }
+        @inline(__always) _modify { yield &state.value.value }
     }
 
     init(options: KeyValueDecoder, value: Any, path: PathStack = PathStack()) {
         self.options = options
         self.userInfo = options.userInfo.isEmpty ? [:] : options.userInfo.mapValues { $0 as Any }
-        state = .allocate(capacity: 1)
-        state.initialize(to: State(path: path, value: value))
+        state = Unchecked(State(path: path, value: value))
     }
 
-    deinit {
-        state.deinitialize(count: 1)
-        state.deallocate()
-    }
+    deinit { state.release() }
 
     var codingPath: [any CodingKey] { path.codingPath(depth: path.depth) }
 

@@ -172,7 +172,7 @@ struct NSNullPlaceholder: Sendable {}
 // MARK: - Encoder
 
 /// What the value being encoded has written so far.
-fileprivate enum Slot {
+private enum Slot {
     case empty
     case value(Any?)
     case keyed(KeyedStorage)
@@ -187,24 +187,15 @@ private protocol DeferredValue: AnyObject {
 
 /// The contents of a keyed container. Reused from a pool once flattened.
 private final class KeyedStorage: DeferredValue {
-    /// Behind a pointer: a class's `var` is checked for exclusive access at run time
-    /// on every write, and containers write here once per key.
-    let contents: UnsafeMutablePointer<[String: Any]>
+    private let contents = Unchecked<[String: Any]>([:])
     var hasDeferred = false
 
-    init() {
-        contents = .allocate(capacity: 1)
-        contents.initialize(to: [:])
-    }
+    deinit { contents.release() }
 
-    deinit {
-        contents.deinitialize(count: 1)
-        contents.deallocate()
-    }
-
+    /// Written once per key, so kept `Unchecked`.
     var dictionary: [String: Any] {
-        @inline(__always) get { contents.pointee }
-        @inline(__always) _modify { yield &contents.pointee }
+        @inline(__always) get { contents.value }
+        @inline(__always) _modify { yield &contents.value }
     }
     /// The size of the last dictionary built here: values of one type tend to come in a
     /// row (`[User]`), so reserving it saves the growth steps.
@@ -235,23 +226,15 @@ private final class KeyedStorage: DeferredValue {
 
 /// The contents of an unkeyed container. Reused from a pool once flattened.
 private final class UnkeyedStorage: DeferredValue {
-    /// Behind a pointer, as in `KeyedStorage`.
-    let contents: UnsafeMutablePointer<[Any]>
+    private let contents = Unchecked<[Any]>([])
     var hasDeferred = false
 
-    init() {
-        contents = .allocate(capacity: 1)
-        contents.initialize(to: [])
-    }
+    deinit { contents.release() }
 
-    deinit {
-        contents.deinitialize(count: 1)
-        contents.deallocate()
-    }
-
+    /// Written once per element, so kept `Unchecked`.
     var array: [Any] {
-        @inline(__always) get { contents.pointee }
-        @inline(__always) _modify { yield &contents.pointee }
+        @inline(__always) get { contents.value }
+        @inline(__always) _modify { yield &contents.value }
     }
     /// How many values were encoded, including any that a nil strategy removed.
     var count = 0
@@ -291,7 +274,7 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
     let options: KeyValueEncoder
     let userInfo: [CodingUserInfoKey: Any]
 
-    /// The mutable state, pushed and popped for every nested value.
+    /// The mutable state, pushed and popped for every nested value; `Unchecked`.
     private struct State {
         var path: PathStack
         var slot: Slot = .empty
@@ -300,44 +283,38 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
         var unkeyedPool: [UnkeyedStorage] = []
     }
 
-    /// Behind a pointer: a class's `var`s are checked for exclusive access at run time
-    /// on every write, which cost 7% of the instructions of encoding `[User]`.
-    private let state: UnsafeMutablePointer<State>
+    private let state: Unchecked<State>
 
     var path: PathStack {
-        @inline(__always) get { state.pointee.path }
-        @inline(__always) _modify { yield &state.pointee.path }
+        @inline(__always) get { state.value.path }
+        @inline(__always) _modify { yield &state.value.path }
     }
     var slot: Slot {
-        @inline(__always) get { state.pointee.slot }
-        @inline(__always) _modify { yield &state.pointee.slot }
+        @inline(__always) get { state.value.slot }
+        @inline(__always) _modify { yield &state.value.slot }
     }
     /// An error found where the protocol gives no way to throw (a second container
     /// requested for one value); thrown as soon as that value's `encode(to:)` returns.
     var deferredError: EncodingError? {
-        @inline(__always) get { state.pointee.deferredError }
-        @inline(__always) _modify { yield &state.pointee.deferredError }
+        @inline(__always) get { state.value.deferredError }
+        @inline(__always) _modify { yield &state.value.deferredError }
     }
     private var keyedPool: [KeyedStorage] {
-        @inline(__always) get { state.pointee.keyedPool }
-        @inline(__always) _modify { yield &state.pointee.keyedPool }
+        @inline(__always) get { state.value.keyedPool }
+        @inline(__always) _modify { yield &state.value.keyedPool }
     }
     private var unkeyedPool: [UnkeyedStorage] {
-        @inline(__always) get { state.pointee.unkeyedPool }
-        @inline(__always) _modify { yield &state.pointee.unkeyedPool }
+        @inline(__always) get { state.value.unkeyedPool }
+        @inline(__always) _modify { yield &state.value.unkeyedPool }
     }
 
     init(options: KeyValueEncoder, path: PathStack = PathStack()) {
         self.options = options
         self.userInfo = options.userInfo.isEmpty ? [:] : options.userInfo.mapValues { $0 as Any }
-        state = .allocate(capacity: 1)
-        state.initialize(to: State(path: path))
+        state = Unchecked(State(path: path))
     }
 
-    deinit {
-        state.deinitialize(count: 1)
-        state.deallocate()
-    }
+    deinit { state.release() }
 
     var codingPath: [any CodingKey] { path.codingPath(depth: path.depth) }
 
