@@ -748,16 +748,14 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
     mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try next("UInt64", type) { try $0.unboxInteger($1, step: $2) } }
 
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        let decoder = self.decoder
-        return try next(String(describing: T.self), T.self) { _, value, step in
+        try next(String(describing: T.self), T.self) { decoder, value, step in
             try decoder.unbox(value, as: T.self, step: step)
         }
     }
 
     mutating func decodeIfPresent<T: Decodable>(_ type: T.Type) throws -> T? {
         if try decodeNil() { return nil }
-        let decoder = self.decoder
-        return try next(String(describing: T.self), T.self) { _, value, step in
+        return try next(String(describing: T.self), T.self) { decoder, value, step in
             let unescaped = decoder.options.isForUserDefaults ? decoder.unescapeStoredNull(value) : value
             return try decoder.unbox(unescaped, as: T.self, step: step)
         }
@@ -765,30 +763,28 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
 
     mutating func decodeIfPresent(_ type: String.Type) throws -> String? {
         if try decodeNil() { return nil }
-        let decoder = self.decoder
-        return try next("String", type) { _, value, step in
+        return try next("String", type) { decoder, value, step in
             let unescaped = decoder.options.isForUserDefaults ? decoder.unescapeStoredNull(value) : value
             return try decoder.unboxString(unescaped, step: step)
         }
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
-        let depth = self.depth, extra = self.extra, decoder = self.decoder
-        let nested = try next("Dictionary", [String: Any].self) { _, value, step in
+        let depth = self.depth, extra = self.extra
+        let nested = try next("Dictionary", [String: Any].self) { decoder, value, step in
             try decoder.unboxDictionary(value, step: step, depth: depth, extra: extra)
         }
         return KeyedDecodingContainer(KeyedContainer<NestedKey>(decoder: decoder, dictionary: nested, depth: depth, extra: extra + [.index(currentIndex - 1)]))
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        let decoder = self.decoder
-        let nested = try next("Array", [Any].self) { _, value, step in try decoder.unboxArray(value, step: step) }
+        let nested = try next("Array", [Any].self) { decoder, value, step in try decoder.unboxArray(value, step: step) }
         return UnkeyedContainer(decoder: decoder, array: nested, depth: depth, extra: extra + [.index(currentIndex - 1)])
     }
 
     mutating func superDecoder() throws -> any Decoder {
-        let decoder = self.decoder, depth = self.depth, extra = self.extra
-        return try next("Decoder", (any Decoder).self) { _, value, step in
+        let depth = self.depth, extra = self.extra
+        return try next("Decoder", (any Decoder).self) { decoder, value, step in
             decoder.makeSuperDecoder(value: value, at: decoder.path.codingPath(depth: depth, extra: extra, last: step))
         }
     }
