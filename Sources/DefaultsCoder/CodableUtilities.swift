@@ -139,6 +139,37 @@ func readablePath(_ path: [any CodingKey]) -> String {
     return text
 }
 
+// MARK: - Asking what a value is
+
+/// Whether `value` is an instance of a class.
+///
+/// On Linux, asking a Swift `Array` or `Dictionary` whether it `is NSNull`, `is NSArray`
+/// or `as? NSNumber` first bridges the whole container to Foundation (measured: 35 ms for
+/// an array of 100,000 numbers, for every such question), which made decoding deep trees
+/// quadratic. Only class instances can be those classes, so every such test asks this first.
+@inline(__always)
+func isObject(_ value: Any) -> Bool {
+    type(of: value) is AnyObject.Type
+}
+
+/// Whether `value` is an `NSNull`.
+@inline(__always)
+func isNSNull(_ value: Any) -> Bool {
+    isObject(value) && value is NSNull
+}
+
+/// Whether `value` is a dictionary with `String` keys, Swift's or Foundation's.
+@inline(__always)
+func isDictionary(_ value: Any) -> Bool {
+    value is [String: Any] || (isObject(value) && value is NSDictionary)
+}
+
+/// Whether `value` is an array, Swift's or Foundation's.
+@inline(__always)
+func isArray(_ value: Any) -> Bool {
+    value is [Any] || (isObject(value) && value is NSArray)
+}
+
 // MARK: - Describing values
 
 /// The name of a value's type as error messages show it: `Int`, `String`, `Bool`,
@@ -149,9 +180,9 @@ func describeType(of value: Any) -> String {
     let type = type(of: value)
     if type == String.self { return "String" }
     if let number = classifyNumber(value) { return number.typeName }
-    if value is NSNull { return "NSNull" }
-    if value is [String: Any] || value is NSDictionary { return "Dictionary" }
-    if value is [Any] || value is NSArray { return "Array" }
+    if isNSNull(value) { return "NSNull" }
+    if isDictionary(value) { return "Dictionary" }
+    if isArray(value) { return "Array" }
     if value is String { return "String" }
     if value is Date { return "Date" }
     if value is Data { return "Data" }
@@ -288,7 +319,8 @@ func classifyNumber(_ value: Any) -> NumberValue? {
     if let optional = value as? any OptionalInAny {
         return optional.flattened.flatMap(classifyNumber)
     }
-    if let number = value as? NSNumber {
+    if type == CGFloat.self { return .double(Double(value as! CGFloat)) }
+    if isObject(value), let number = value as? NSNumber {
         return classifyNSNumber(number)
     }
     return nil

@@ -377,7 +377,7 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
         case .url:
             if let url = value as? URL { return url }
             if let string = value as? String { return try url(from: string, step: step()) }
-            if value is [String: Any] || value is NSDictionary { return nil }
+            if isDictionary(value) { return nil }
         case .absoluteString:
             if let string = value as? String { return try url(from: string, step: step()) }
             throw mismatch("String", URL.self, value, step())
@@ -400,7 +400,7 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
         case .data:
             if let data = value as? Data { return data }
             if let string = value as? String { return try data(fromBase64: string, step: step()) }
-            if value is [Any] || value is NSArray { return nil }
+            if isArray(value) { return nil }
         case .base64:
             if let string = value as? String { return try data(fromBase64: string, step: step()) }
             throw mismatch("String", Data.self, value, step())

@@ -88,7 +88,7 @@ extension KeyValueEncoder {
         public static let stringNull = NilEncodingStrategy.placeholder("$null") { ($0 as? String) == "$null" }
 
         /// Writes `NSNull()`, as `JSONSerialization` does.
-        public static let nsNull = NilEncodingStrategy.placeholder(NSNullPlaceholder()) { $0 is NSNull }
+        public static let nsNull = NilEncodingStrategy.placeholder(NSNullPlaceholder()) { isNSNull($0) }
 
         /// The value written for `nil`, or `nil` for the strategies without a placeholder.
         var placeholderValue: Any? {

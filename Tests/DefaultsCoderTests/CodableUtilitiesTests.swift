@@ -103,6 +103,25 @@ struct CodableUtilitiesTests {
         #expect(classifyNumber(Optional<Any>.some(Int64(2)) as Any)?.typeName == "Int64")
         #expect(classifyNumber("1") == nil)
         #expect(classifyNumber(Date()) == nil)
+        #expect(classifyNumber(CGFloat(2.5))?.typeName == "Double")
+        #expect(classifyNumber([1, 2]) == nil)
+        #expect(classifyNumber(NSArray(array: [1])) == nil)
+    }
+
+    @Test("class checks answer for Swift containers and Foundation objects alike")
+    func objectChecks() {
+        #expect(isObject(NSNull()))
+        #expect(!isObject([1, 2]))
+        #expect(!isObject(["a": 1]))
+        #expect(isNSNull(NSNull()))
+        #expect(!isNSNull([NSNull()]))
+        #expect(!isNSNull(Optional<Any>.none as Any))
+        #expect(isDictionary(["a": 1]))
+        #expect(isDictionary(NSDictionary(dictionary: ["a": 1])))
+        #expect(!isDictionary([1]))
+        #expect(isArray([1]))
+        #expect(isArray(NSArray(array: [1])))
+        #expect(!isArray(["a": 1]))
     }
 
     @Test("types are described as Swift names", arguments: [
@@ -114,6 +133,8 @@ struct CodableUtilitiesTests {
         (SendableAny([1, 2]), "Array"),
         (SendableAny(Optional<Any>.none as Any), "nil"),
         (SendableAny(NSNull()), "NSNull"),
+        (SendableAny(NSArray(array: [1])), "Array"),
+        (SendableAny(NSDictionary(dictionary: ["a": 1])), "Dictionary"),
         (SendableAny(Date(timeIntervalSince1970: 0)), "Date"),
     ])
     func describing(value: SendableAny, expected: String) {
