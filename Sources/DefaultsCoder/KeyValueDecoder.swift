@@ -272,6 +272,7 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
             if pushed != nil { path.pop() }
             self.value = saved
         }
+        if path.depth >= maximumNestingDepth { throw DecodingError.tooDeep(at: errorPath(nil)) }
         return try T(from: self)
     }
 

@@ -448,6 +448,7 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
             if pushed != nil { path.pop() }
             slot = saved
         }
+        if path.depth >= maximumNestingDepth { throw EncodingError.tooDeep(value, at: pathForError(nil)) }
         try value.encode(to: self)
         if let error = deferredError {
             deferredError = nil

@@ -275,4 +275,19 @@ struct KeyValueDecoderTests {
         default: try expectRoundTrip(Dated(when: Date(timeIntervalSinceReferenceDate: 0.125)))
         }
     }
+
+    @Test("trees nested deeper than 512 levels throw instead of overflowing the stack")
+    func nestingLimit() throws {
+        #expect(try KeyValueDecoder().decode(Link.self, from: Link.tree(length: 512)).length == 512)
+
+        let error = caught(DecodingError.self) { try KeyValueDecoder().decode(Link.self, from: Link.tree(length: 513)) }
+        #expect(debugDescription(of: error) == "Nesting deeper than 512 levels at \(Link.path(512))")
+        #expect(readablePath(of: error) == Link.path(512))
+
+        // Far deeper, as the fuzzer built them: arrays in dictionaries, 3,000 levels.
+        var tower: Any = 0
+        for level in 0..<3_000 { tower = level % 2 == 0 ? [tower] as [Any] : ["_0": tower] as [String: Any] }
+        indirect enum Nest: Decodable { case leaf(Int), branch([Nest]) }
+        #expect(throws: DecodingError.self) { try KeyValueDecoder().decode([Nest].self, from: tower) }
+    }
 }

@@ -306,4 +306,14 @@ struct KeyValueEncoderTests {
         for _ in 0..<200 { node = .branch(node) }
         try expectRoundTrip(node)
     }
+
+    @Test("values nested deeper than 512 levels throw instead of overflowing the stack")
+    func nestingLimit() throws {
+        let deepest = try KeyValueEncoder().encode(Link(length: 512))
+        #expect(Tree(deepest) == Tree(Link.tree(length: 512)))
+
+        let error = caught(EncodingError.self) { try KeyValueEncoder().encode(Link(length: 513)) }
+        #expect(debugDescription(of: error) == "Nesting deeper than 512 levels at \(Link.path(512))")
+        #expect(readablePath(of: error) == Link.path(512))
+    }
 }

@@ -238,3 +238,36 @@ func caught<E: Error>(
     }
     return nil
 }
+
+/// A singly linked chain of values, for nesting limits: `Link(length: 3)` encodes as
+/// `["next": ["next": [:]]]`.
+final class Link: Codable, Sendable {
+    let next: Link?
+
+    init(length: Int) {
+        var link: Link? = nil
+        for _ in 1..<length { link = Link(next: link) }
+        next = link
+    }
+
+    private init(next: Link?) { self.next = next }
+
+    var length: Int {
+        var count = 1
+        var link = next
+        while let current = link { count += 1; link = current.next }
+        return count
+    }
+
+    /// The tree `Link(length:)` encodes to, built without the encoder.
+    static func tree(length: Int) -> [String: Any] {
+        var tree: [String: Any] = [:]
+        for _ in 1..<length { tree = ["next": tree] }
+        return tree
+    }
+
+    /// The readable path of the link at `index` (0 is the top).
+    static func path(_ index: Int) -> String {
+        "SELF" + String(repeating: ".next", count: index)
+    }
+}

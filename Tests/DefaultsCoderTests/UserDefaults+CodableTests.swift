@@ -195,6 +195,20 @@ struct UserDefaultsCodableTests {
         #expect(try suite.defaults.decode([String: Int].self, forKey: "com.example.settings.v2") == ["a.b": 1])
     }
 
+    /// 64 levels, not the coders' 512: Foundation's own `set(_:forKey:)` on Linux takes
+    /// time cubic in the nesting (measured: 0.14 s at 64 levels, 7 s at 256, 56 s at 512).
+    @Test("a deeply nested value survives the suite's file")
+    func deepValueThroughFile() throws {
+        let suite = TestSuite()
+        try suite.defaults.encode(Link(length: 64), forKey: "chain")
+        #expect(try suite.defaults.decode(Link.self, forKey: "chain")?.length == 64)
+        #if !canImport(Darwin)
+        let file = try PropertyListSerialization.propertyList(from: Data(contentsOf: suite.fileURL), format: nil)
+        let stored = try #require((file as? [String: Any])?["chain"])
+        #expect(try KeyValueDecoder().decode(Link.self, from: stored).length == 64)
+        #endif
+    }
+
     // MARK: Through the file on disk and a second process
 
     @Test("every promised value survives the plist file and a new process (written here)")
