@@ -1,0 +1,144 @@
+//
+//  GeneratedRoundTripTests.swift
+//  DefaultsCoderTests
+//
+//  Round trips of generated values (see GeneratedValues.swift): every value the encoder
+//  takes must come back equal, as a plain tree under every lossless combination of
+//  strategies, and through a real UserDefaults suite and its plist file.
+//
+//  A failure names its seed. Replay one seed with
+//  `DEFAULTSCODER_SEED=1234 swift test --filter GeneratedRoundTripTests`.
+//
+
+import Foundation
+import Testing
+@testable import DefaultsCoder
+
+@Suite("Generated round trips")
+struct GeneratedRoundTripTests {
+
+    /// Values per strategy combination for the plain tree: 18 combinations × 1,000.
+    static let plainCount: UInt64 = 1_000
+    /// Values through the UserDefaults form, written as XML and parsed again.
+    static let storedCount: UInt64 = 2_000
+    /// Values through a real suite and its file (each write rewrites the file on Linux).
+    static let suiteCount: UInt64 = 300
+
+    /// The seeds to run: `0..<count`, or only the one in `DEFAULTSCODER_SEED`.
+    static func seeds(_ count: UInt64, offset: UInt64) -> [UInt64] {
+        if let replay = ProcessInfo.processInfo.environment["DEFAULTSCODER_SEED"], let seed = UInt64(replay) {
+            return [seed]
+        }
+        return Array(offset..<offset + count)
+    }
+
+    /// Generates a value for each seed and expects `roundTrip` to give it back, recording
+    /// each failure with its seed (at most five).
+    func expectRoundTrips(
+        seeds: [UInt64],
+        nestedNils: Bool,
+        _ context: String,
+        sourceLocation: SourceLocation = #_sourceLocation,
+        _ roundTrip: (GeneratedValue) throws -> GeneratedValue
+    ) {
+        var failures = 0
+        for seed in seeds where failures < 5 {
+            var generator = ValueGenerator(source: SeededEntropy(seed: seed), nestedNils: nestedNils)
+            let value = generator.value()
+            do {
+                let back = try roundTrip(value)
+                if back != value {
+                    Issue.record("seed \(seed), \(context): \(value) came back as \(back)", sourceLocation: sourceLocation)
+                    failures += 1
+                }
+            } catch {
+                Issue.record("seed \(seed), \(context): \(value) threw \(error)", sourceLocation: sourceLocation)
+                failures += 1
+            }
+        }
+    }
+
+    @Test("Plain tree", arguments: LosslessCoders.all)
+    func plainTree(_ coders: LosslessCoders) {
+        expectRoundTrips(seeds: Self.seeds(Self.plainCount, offset: 0), nestedNils: false, "\(coders)") { value in
+            let tree = try coders.encoder.encode(value)
+            return try coders.decoder.decode(GeneratedValue.self, from: tree as Any)
+        }
+    }
+
+    @Test("UserDefaults form through an XML plist")
+    func storedForm() {
+        expectRoundTrips(seeds: Self.seeds(Self.storedCount, offset: 1_000_000), nestedNils: true, "stored form") { value in
+            let stored = try #require(try KeyValueEncoder().encodeForUserDefaults(value))
+            let data = try PropertyListSerialization.data(fromPropertyList: ["key": stored], format: .xml, options: 0)
+            let parsed = try #require(try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any])
+            return try KeyValueDecoder().decodeFromUserDefaults(GeneratedValue.self, from: try #require(parsed["key"]))
+        }
+    }
+
+    @Test("Through a real suite, its file, and a fresh read")
+    func throughSuiteFile() throws {
+        let suite = TestSuite()
+        var written: [(seed: UInt64, value: GeneratedValue)] = []
+        for seed in Self.seeds(Self.suiteCount, offset: 2_000_000) {
+            var generator = ValueGenerator(source: SeededEntropy(seed: seed), nestedNils: true)
+            let value = generator.value()
+            try suite.defaults.encode(value, forKey: "value.\(seed)")
+            written.append((seed, value))
+        }
+
+        // What the same process reads back.
+        for (seed, value) in written {
+            let back = try suite.defaults.decode(GeneratedValue.self, forKey: "value.\(seed)")
+            #expect(back == value, "seed \(seed)")
+        }
+
+        // What the file holds, parsed on its own, as another process or launch sees it.
+        #if !canImport(Darwin)
+        let data = try Data(contentsOf: suite.fileURL)
+        let file = try #require(try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any])
+        #expect(file.count == written.count)
+        for (seed, value) in written {
+            let object = try #require(file["value.\(seed)"], "seed \(seed) missing from the file")
+            let back = try KeyValueDecoder().decodeFromUserDefaults(GeneratedValue.self, from: object)
+            #expect(back == value, "seed \(seed)")
+        }
+        #endif
+    }
+
+    @Test("The generator is deterministic and reaches every case")
+    func generatorCoverage() {
+        var first = ValueGenerator(source: SeededEntropy(seed: 42), nestedNils: true)
+        var second = ValueGenerator(source: SeededEntropy(seed: 42), nestedNils: true)
+        #expect(first.value() == second.value())
+
+        var seen = Set<String>()
+        func visit(_ value: GeneratedValue) {
+            let name = String(describing: value).prefix { $0 != "(" }
+            seen.insert(String(name))
+            switch value {
+            case .labelled(_, let inner): visit(inner)
+            case .optional(let inner): inner.map(visit)
+            case .array(let values): values.forEach(visit)
+            case .optionals(let values): values.forEach { $0.map(visit) }
+            case .doubleOptionals(let values): values.forEach { $0.flatMap { $0 }.map(visit) }
+            case .dictionary(let values): values.values.forEach(visit)
+            case .intKeyed(let values): values.values.forEach(visit)
+            case .record(let record):
+                seen.insert("record")
+                record.child.map(visit)
+            default: break
+            }
+        }
+        for seed in 0..<UInt64(500) {
+            var generator = ValueGenerator(source: SeededEntropy(seed: seed), nestedNils: true)
+            visit(generator.value())
+        }
+        let expected: Set<String> = [
+            "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64",
+            "double", "float", "bool", "string", "date", "data", "url", "decimal", "color", "empty",
+            "labelled", "optional", "array", "optionals", "doubleOptionals", "dictionary", "intKeyed", "record",
+        ]
+        #expect(expected.subtracting(seen).isEmpty, "never generated: \(expected.subtracting(seen).sorted())")
+    }
+}
