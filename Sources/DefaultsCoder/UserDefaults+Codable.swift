@@ -36,6 +36,7 @@ import Foundation
 extension UserDefaults {
 
     /// Encodes a value and stores it under `key`; encoding `nil` removes the key.
+    /// Observers of the key (`observe(_:handler:)`) hear of the change.
     ///
     /// - Parameters:
     ///   - value: The value to store.
@@ -66,6 +67,7 @@ extension UserDefaults {
             removeObject(forKey: key)
         }
         persistIfNeeded()
+        announceChange(of: key)
     }
 
     /// Reads and decodes the value stored under `key`.
@@ -95,7 +97,7 @@ extension UserDefaults {
     }
 
     /// Writes the suite to disk where Foundation would not do it by itself.
-    private func persistIfNeeded() {
+    func persistIfNeeded() {
         #if !canImport(Darwin)
         synchronize()
         #endif

@@ -271,3 +271,30 @@ final class Link: Codable, Sendable {
         "SELF" + String(repeating: ".next", count: index)
     }
 }
+
+/// Collects `DefaultsFailure` reports. Tests run in parallel and the handler is global,
+/// so it is installed once and each test reads the reports for its own (unique) keys.
+enum ReportedFailures {
+    private static let reports = Locked<[DefaultsFailure]>([])
+    private static let installed: Void = {
+        DefaultsFailure.handler = { failure in
+            ReportedFailures.reports.withLock { $0.append(failure) }
+            DefaultsFailure.logOncePerKey(failure)
+        }
+    }()
+
+    /// Installs the collecting handler (it also logs as the default one does).
+    static func install() {
+        _ = installed
+    }
+
+    /// The reports for the key named `key`, oldest first.
+    static func reports(for key: String) -> [DefaultsFailure] {
+        reports.withLock { $0.filter { $0.key == key } }
+    }
+}
+
+/// A key name no other test uses, for tests that read reported failures.
+func uniqueKey(_ label: String) -> String {
+    "\(label).\(UUID().uuidString)"
+}

@@ -1,0 +1,141 @@
+//
+//  DefaultsKey.swift
+//  DefaultsCoder
+//
+
+import Foundation
+
+/// The namespace for typed keys: declare keys as static members in an extension, and
+/// refer to them with a leading dot wherever a `DefaultsKey` is expected.
+///
+/// ```swift
+/// extension DefaultsKeys {
+///     static let launchCount = DefaultsKey<Int>("launchCount", default: 0)
+///     static let owner = DefaultsKey<User?>("owner")
+/// }
+///
+/// UserDefaults.standard[.launchCount] += 1
+/// ```
+///
+/// `DefaultsKey` is the only subclass; the class exists so that members declared here
+/// are found through `DefaultsKey<Value>` by leading-dot syntax.
+public class DefaultsKeys: @unchecked Sendable {
+    // No stored state: `@unchecked` is only needed because the class is not final.
+
+    /// The key's name in `UserDefaults`.
+    public let name: String
+
+    init(name: String) {
+        self.name = name
+    }
+
+    /// The default as it is stored, for `register(_:)`; `nil` when there is none.
+    func registrationValue() throws -> Any? {
+        nil
+    }
+}
+
+/// A typed `UserDefaults` key: a name, the type of its value, and the value read when
+/// nothing is stored.
+///
+/// ```swift
+/// let launchCount = DefaultsKey<Int>("launchCount", default: 0)
+/// let owner = DefaultsKey<User?>("owner")                 // default nil
+/// let theme = DefaultsKey<Theme>("app.theme", default: .system)   // a String-backed enum
+/// let profile = DefaultsKey<Profile?>("profile", legacy: .json)  // reads old JSON blobs
+/// ```
+///
+/// Values are stored as plist-native trees (see `UserDefaults.encode(_:forKey:)`): a
+/// struct as a dictionary, an enum with a raw value as that raw value. Names may contain
+/// dots. For an optional `Value`, storing `nil` removes the key.
+public final class DefaultsKey<Value: Codable & Sendable>: DefaultsKeys, @unchecked Sendable {
+    // Every stored property is a `let` of a Sendable type.
+
+    /// The value read when nothing is stored, or when what is stored does not decode.
+    public let defaultValue: Value
+
+    /// The format of values that an older version of the app, or another library, stored
+    /// as a blob; `nil` reads the native form only.
+    public let legacyFormat: LegacyFormat?
+
+    /// Creates a key.
+    ///
+    /// - Parameters:
+    ///   - name: The key's name in `UserDefaults`; dots are allowed.
+    ///   - defaultValue: The value read when nothing is stored.
+    ///   - legacy: The blob format to fall back to when the stored value is not in the
+    ///     native form; the next write replaces it with the native form.
+    public init(_ name: String, default defaultValue: Value, legacy: LegacyFormat? = nil) {
+        self.defaultValue = defaultValue
+        self.legacyFormat = legacy
+        super.init(name: name)
+    }
+
+    /// Creates a key for an optional value, whose default is `nil`.
+    ///
+    /// - Parameters:
+    ///   - name: The key's name in `UserDefaults`; dots are allowed.
+    ///   - legacy: The blob format to fall back to when the stored value is not in the
+    ///     native form.
+    public init(_ name: String, legacy: LegacyFormat? = nil) where Value: DefaultsOptional {
+        self.defaultValue = nil
+        self.legacyFormat = legacy
+        super.init(name: name)
+    }
+
+    override func registrationValue() throws -> Any? {
+        try KeyValueEncoder().encodeForUserDefaults(defaultValue)
+    }
+}
+
+extension DefaultsKey: ExpressibleByStringLiteral, ExpressibleByUnicodeScalarLiteral,
+    ExpressibleByExtendedGraphemeClusterLiteral where Value: DefaultsOptional {
+    /// Creates a key for an optional value from its name: `let name: DefaultsKey<String?> = "name"`.
+    ///
+    /// - Parameter value: The key's name.
+    public convenience init(stringLiteral value: String) {
+        self.init(value)
+    }
+}
+
+/// A blob format that other libraries, or older versions of an app, used to store
+/// `Codable` values in `UserDefaults`.
+///
+/// A key with a legacy format reads the native form first; when the stored value is not
+/// that, it decodes the blob instead. Reading never rewrites the stored value; the next
+/// write through the package stores the native form.
+public enum LegacyFormat: Sendable, Equatable {
+    /// `Data` made by `JSONEncoder` with its default strategies.
+    case json
+    /// `Data` made by `PropertyListEncoder`.
+    case propertyList
+    /// A `String` holding JSON text, as some libraries store it.
+    case jsonString
+
+    /// Decodes `object` in this format, or returns `nil` when it is not in this format
+    /// at all (a `String` for `.json`, say).
+    func decode<Value: Decodable>(_ type: Value.Type, from object: Any) throws -> Value? {
+        switch self {
+        case .json:
+            guard let data = object as? Data else { return nil }
+            return try JSONDecoder().decode(Value.self, from: data)
+        case .propertyList:
+            guard let data = object as? Data else { return nil }
+            return try PropertyListDecoder().decode(Value.self, from: data)
+        case .jsonString:
+            guard let string = object as? String else { return nil }
+            return try JSONDecoder().decode(Value.self, from: Data(string.utf8))
+        }
+    }
+}
+
+/// `Optional`, for keys whose default is `nil` and where storing `nil` removes the key.
+public protocol DefaultsOptional: ExpressibleByNilLiteral {
+    /// Whether this is `nil`.
+    var isNil: Bool { get }
+}
+
+extension Optional: DefaultsOptional {
+    /// Whether this is `nil`.
+    public var isNil: Bool { self == nil }
+}

@@ -1,0 +1,263 @@
+//
+//  DefaultsObservation.swift
+//  DefaultsCoder
+//
+//  Observation without KVO: every write through this package announces the key it
+//  changed, and observers re-read their key and compare. Foundation's
+//  `UserDefaults.didChangeNotification` makes every observer re-read as well.
+//
+
+import Foundation
+
+/// A token for an observation; observing stops when it is cancelled or released.
+///
+/// ```swift
+/// let observation = UserDefaults.standard.observe(.launchCount) { old, new in
+///     print("launchCount went from \(old) to \(new)")
+/// }
+/// // Keep `observation` for as long as you want to hear about changes.
+/// ```
+public final class DefaultsObservation: Sendable {
+    private let name: String
+    private let id: ObjectIdentifier
+
+    init(name: String, id: ObjectIdentifier) {
+        self.name = name
+        self.id = id
+    }
+
+    /// Stops the observation. Calling it again does nothing.
+    public func cancel() {
+        ObservationRegistry.shared.remove(id, for: name)
+    }
+
+    deinit {
+        cancel()
+    }
+}
+
+extension UserDefaults {
+
+    /// The notification this package posts after it changed a value, on every platform,
+    /// with the key's name under `"key"` in `userInfo` and the `UserDefaults` as object.
+    ///
+    /// Foundation's `didChangeNotification` is not enough: on Linux it is posted for
+    /// `setPersistentDomain(_:forName:)` and `removePersistentDomain(forName:)` only, not
+    /// for `set(_:forKey:)` or `removeObject(forKey:)`.
+    public static let keyDidChangeNotification = Notification.Name("DefaultsCoder.keyDidChange")
+
+    /// Calls `handler` with the old and new value each time the value for `key` changes.
+    ///
+    /// The handler runs synchronously, with no lock held, on the thread whose
+    /// announcement found the change: for a write through this package that is normally
+    /// the writing thread, before the write returns; for Foundation's
+    /// `didChangeNotification`, the posting thread. When two announcements race, the
+    /// change is still reported once, on whichever thread looked first. So do not assume
+    /// a thread: hop to your actor inside the handler (`Task { @MainActor in … }`). It is
+    /// not called for a write that leaves the value as it was (compared with `==` when
+    /// `Value` is `Equatable`, otherwise by the stored property list).
+    ///
+    /// Seen: every change made through this package in this process — `set(_:for:)`, the
+    /// subscript, `@UserDefault`, `reset()`, `removeValue(for:)`, `encode(_:forKey:)`,
+    /// `register(_:)` — and every change that Foundation announces with
+    /// `didChangeNotification` (on Apple platforms, also plain `set(_:forKey:)` calls in
+    /// this process). Not seen: plain `set(_:forKey:)`/`removeObject(forKey:)` calls on
+    /// Linux until the next change that is announced, and changes made by other processes.
+    ///
+    /// - Parameters:
+    ///   - key: The key to observe.
+    ///   - handler: Called with the old and the new value.
+    /// - Returns: A token; observing stops when it is cancelled or released.
+    public func observe<Value>(
+        _ key: DefaultsKey<Value>,
+        handler: @escaping @Sendable (_ old: Value, _ new: Value) -> Void
+    ) -> DefaultsObservation {
+        startObserving(key, handler: handler).observation
+    }
+
+    /// The value for `key` now, and then each new value, for as long as the task that
+    /// iterates runs. The sequence ends when that task is cancelled.
+    ///
+    /// ```swift
+    /// for await count in UserDefaults.standard.updates(for: .launchCount) {
+    ///     print(count)
+    /// }
+    /// ```
+    ///
+    /// Every change is delivered, in order (the buffer is unbounded); what counts as a
+    /// change is as for `observe(_:handler:)`.
+    ///
+    /// - Parameter key: The key to observe.
+    /// - Returns: A sequence of values, starting with the current one.
+    public func updates<Value>(for key: DefaultsKey<Value>) -> AsyncStream<Value> {
+        AsyncStream(bufferingPolicy: .unbounded) { continuation in
+            let (observation, current) = startObserving(key) { _, new in
+                continuation.yield(new)
+            }
+            continuation.yield(current)
+            continuation.onTermination = { _ in
+                observation.cancel()
+            }
+        }
+    }
+
+    /// Registers an observer and returns its token with the value it starts from.
+    private func startObserving<Value>(
+        _ key: DefaultsKey<Value>,
+        handler: @escaping @Sendable (Value, Value) -> Void
+    ) -> (observation: DefaultsObservation, current: Value) {
+        let observer = KeyObserver(defaults: self, key: key, handler: handler)
+        ObservationRegistry.shared.add(observer, for: key.name)
+        return (DefaultsObservation(name: key.name, id: ObjectIdentifier(observer)), observer.current)
+    }
+
+    /// Tells observers and listeners that this package changed the value for `name`.
+    func announceChange(of name: String) {
+        ObservationRegistry.shared.check(name)
+        NotificationCenter.default.post(name: Self.keyDidChangeNotification, object: self, userInfo: ["key": name])
+    }
+}
+
+// MARK: - Machinery
+
+/// A value behind a lock.
+final class Locked<State>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var state: State
+
+    init(_ state: State) {
+        self.state = state
+    }
+
+    func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&state)
+    }
+}
+
+/// An observer the registry can ask to look at its key again.
+private protocol Rechecking: AnyObject, Sendable {
+    func recheck()
+}
+
+/// The observers of all keys, by key name. An observer of suite A's `"k"` also rechecks
+/// after a write to suite B's `"k"`, and finds nothing changed: two `UserDefaults`
+/// objects can share a suite, and Foundation does not say which suite an object is.
+final class ObservationRegistry: Sendable {
+    static let shared = ObservationRegistry()
+
+    private let observers = Locked<[String: [ObjectIdentifier: any Rechecking]]>([:])
+    private let foundationObserver = Locked<(any NSObjectProtocol)?>(nil)
+
+    fileprivate func add(_ observer: some Rechecking, for name: String) {
+        observers.withLock { $0[name, default: [:]][ObjectIdentifier(observer)] = observer }
+        listenToFoundation()
+    }
+
+    func remove(_ id: ObjectIdentifier, for name: String) {
+        observers.withLock { observers in
+            observers[name]?[id] = nil
+            if observers[name]?.isEmpty == true { observers[name] = nil }
+        }
+    }
+
+    /// Has the observers of `name` look again; called after this package wrote it.
+    func check(_ name: String) {
+        let interested = observers.withLock { $0[name].map { Array($0.values) } ?? [] }
+        for observer in interested { observer.recheck() }
+    }
+
+    /// Has every observer look again.
+    func checkAll() {
+        let everyone = observers.withLock { $0.values.flatMap(\.values) }
+        for observer in everyone { observer.recheck() }
+    }
+
+    private func listenToFoundation() {
+        foundationObserver.withLock { token in
+            guard token == nil else { return }
+            token = NotificationCenter.default.addObserver(
+                forName: UserDefaults.didChangeNotification, object: nil, queue: nil
+            ) { _ in
+                ObservationRegistry.shared.checkAll()
+            }
+        }
+    }
+}
+
+/// One observation of one key: remembers the last value it reported.
+private final class KeyObserver<Value: Codable & Sendable>: Rechecking, @unchecked Sendable {
+    // `defaults` is thread-safe; the mutable state is behind `last`.
+    private let defaults: UserDefaults
+    private let key: DefaultsKey<Value>
+    private let handler: @Sendable (Value, Value) -> Void
+    private let last: Locked<(stored: Any?, value: Value)>
+
+    init(defaults: UserDefaults, key: DefaultsKey<Value>, handler: @escaping @Sendable (Value, Value) -> Void) {
+        self.defaults = defaults
+        self.key = key
+        self.handler = handler
+        let stored = defaults.object(forKey: key.name)
+        last = Locked((stored, defaults.readValue(for: key, stored: stored)))
+    }
+
+    var current: Value {
+        last.withLock { $0.value }
+    }
+
+    func recheck() {
+        // Read and compare under the lock, so that two writers racing each report a
+        // change once; call the handler outside it, so that it may write again.
+        let change: (old: Value, new: Value)? = last.withLock { last in
+            let stored = defaults.object(forKey: key.name)
+            let value = defaults.readValue(for: key, stored: stored)
+            defer { last = (stored, value) }
+            if isSame(last.value, value, stored: last.stored, stored) { return nil }
+            return (last.value, value)
+        }
+        if let change { handler(change.old, change.new) }
+    }
+}
+
+/// Whether two values are the same: by `==` when the type is `Equatable`, otherwise by
+/// their stored property lists.
+private func isSame<Value>(_ old: Value, _ new: Value, stored oldStored: Any?, _ newStored: Any?) -> Bool {
+    if let equal = equalIfEquatable(old, new) ?? equalIfEquatable(new, old) { return equal }
+    switch (oldStored, newStored) {
+    case (nil, nil): return true
+    case (let old?, let new?): return plistEqual(old, new)
+    default: return false
+    }
+}
+
+/// Deep equality of two property lists as `UserDefaults` returns them.
+private func plistEqual(_ lhs: Any, _ rhs: Any) -> Bool {
+    guard let lhs = flattenOptional(lhs), let rhs = flattenOptional(rhs) else {
+        return flattenOptional(lhs) == nil && flattenOptional(rhs) == nil
+    }
+    if let lhs = lhs as? [String: Any] {
+        guard let rhs = rhs as? [String: Any], lhs.count == rhs.count else { return false }
+        return lhs.allSatisfy { key, value in rhs[key].map { plistEqual(value, $0) } ?? false }
+    }
+    if let lhs = lhs as? [Any] {
+        guard let rhs = rhs as? [Any], lhs.count == rhs.count else { return false }
+        return zip(lhs, rhs).allSatisfy(plistEqual)
+    }
+    guard let lhs = lhs as? AnyHashable, let rhs = rhs as? AnyHashable else { return false }
+    return lhs == rhs
+}
+
+/// `lhs == rhs` when `lhs` is `Equatable` (an `Optional` only when it holds a value);
+/// `nil` otherwise.
+private func equalIfEquatable<Value>(_ lhs: Value, _ rhs: Value) -> Bool? {
+    guard let lhs = lhs as? any Equatable else { return nil }
+    return lhs.isEqual(to: rhs)
+}
+
+private extension Equatable {
+    func isEqual(to other: Any) -> Bool {
+        guard let other = other as? Self else { return false }
+        return self == other
+    }
+}

@@ -1,0 +1,101 @@
+//
+//  UserDefault.swift
+//  DefaultsCoder
+//
+
+import Foundation
+
+/// A property stored in `UserDefaults`, with a default value.
+///
+/// ```swift
+/// final class Settings {
+///     @UserDefault("hasSeenSplashScreen") var hasSeenSplashScreen = false
+///     @UserDefault("name") var name: String?
+///     @UserDefault(.launchCount) var launchCount
+///     @UserDefault("volume", store: UserDefaults(suiteName: "group.example")!) var volume = 0.5
+/// }
+///
+/// settings.launchCount += 1
+/// settings.$launchCount.reset()
+/// let observation = settings.$launchCount.observe { old, new in print(old, new) }
+/// ```
+///
+/// Reading and writing never throw: a stored value that does not decode reads as the
+/// default, and a value that cannot be stored leaves the stored one as it was; both are
+/// reported to `DefaultsFailure.handler`. Use `UserDefaults.value(for:)` and
+/// `set(_:for:)` with `$property.key` for the throwing forms.
+@propertyWrapper
+public struct UserDefault<Value: Codable & Sendable>: @unchecked Sendable {
+    // `UserDefaults` is thread-safe but not marked `Sendable` on every platform.
+
+    /// The key the value is stored under.
+    public let key: DefaultsKey<Value>
+    /// The `UserDefaults` the value is stored in.
+    public let store: UserDefaults
+
+    /// A property for `key`.
+    ///
+    /// - Parameters:
+    ///   - key: The typed key, with its default.
+    ///   - store: Where to store the value; `.standard` unless given.
+    public init(_ key: DefaultsKey<Value>, store: UserDefaults = .standard) {
+        self.key = key
+        self.store = store
+    }
+
+    /// A property named `name` whose default is the value it is initialised with:
+    /// `@UserDefault("hasSeenSplashScreen") var hasSeenSplashScreen = false`.
+    ///
+    /// - Parameters:
+    ///   - wrappedValue: The default value.
+    ///   - name: The key's name; dots are allowed.
+    ///   - store: Where to store the value; `.standard` unless given.
+    public init(wrappedValue: Value, _ name: String, store: UserDefaults = .standard) {
+        self.init(DefaultsKey(name, default: wrappedValue), store: store)
+    }
+
+    /// An optional property named `name`, `nil` by default: `@UserDefault("name") var name: String?`.
+    ///
+    /// - Parameters:
+    ///   - name: The key's name; dots are allowed.
+    ///   - store: Where to store the value; `.standard` unless given.
+    public init(_ name: String, store: UserDefaults = .standard) where Value: DefaultsOptional {
+        self.init(DefaultsKey(name), store: store)
+    }
+
+    /// The stored value, or the default; setting `nil` on an optional removes the key.
+    public var wrappedValue: Value {
+        get { store[key] }
+        nonmutating set { store[key] = newValue }
+    }
+
+    /// The wrapper itself: `$property.reset()`, `$property.isSet`, `$property.observe { … }`.
+    public var projectedValue: UserDefault<Value> {
+        self
+    }
+
+    /// Whether a value is stored for the key. A default registered with
+    /// `register(_:)` or `register(defaults:)` counts as stored.
+    public var isSet: Bool {
+        store.object(forKey: key.name) != nil
+    }
+
+    /// Removes the stored value, so that the property reads as its default again.
+    public func reset() {
+        store.removeValue(for: key)
+    }
+
+    /// Calls `handler` with the old and new value each time the value changes; see
+    /// `UserDefaults.observe(_:handler:)` for what is seen and on which thread.
+    ///
+    /// - Parameter handler: Called with the old and the new value.
+    /// - Returns: A token; observing stops when it is cancelled or released.
+    public func observe(_ handler: @escaping @Sendable (_ old: Value, _ new: Value) -> Void) -> DefaultsObservation {
+        store.observe(key, handler: handler)
+    }
+
+    /// The current value, then each new value, until the iterating task is cancelled.
+    public var updates: AsyncStream<Value> {
+        store.updates(for: key)
+    }
+}

@@ -1,0 +1,239 @@
+//
+//  UserDefaults+Keys.swift
+//  DefaultsCoder
+//
+
+import Foundation
+
+/// Reading and writing through typed keys.
+///
+/// ```swift
+/// extension DefaultsKeys {
+///     static let launchCount = DefaultsKey<Int>("launchCount", default: 0)
+///     static let owner = DefaultsKey<User?>("owner")
+/// }
+///
+/// let defaults = UserDefaults.standard
+/// defaults[.launchCount] += 1                  // never throws; failures are reported
+/// try defaults.set(User(id: 1, name: "Ada"), for: .owner)
+/// let owner = try defaults.value(for: .owner)  // throws if what is stored is not a User
+/// ```
+extension UserDefaults {
+
+    /// Reads the value for `key`: the stored value, or the key's default when nothing is
+    /// stored.
+    ///
+    /// - Parameter key: The key to read.
+    /// - Returns: The decoded value, or `key.defaultValue` when the key is absent.
+    /// - Throws: `DecodingError` naming the path when the stored value is not a `Value`
+    ///   (in the native form, nor in the key's legacy format when it has one).
+    public func value<Value>(for key: DefaultsKey<Value>) throws -> Value {
+        try value(for: key, stored: object(forKey: key.name))
+    }
+
+    /// Stores `value` for `key` in its plist-native form; for an optional `Value`, `nil`
+    /// removes the key. Observers hear of it when the value changed.
+    ///
+    /// - Parameters:
+    ///   - value: The value to store.
+    ///   - key: The key to store it under.
+    /// - Throws: `EncodingError.invalidValue` naming the path when the value cannot be
+    ///   stored; nothing is written then.
+    public func set<Value>(_ value: Value, for key: DefaultsKey<Value>) throws {
+        try encode(value, forKey: key.name)
+    }
+
+    /// Removes the stored value for `key`, so that reads give the default again.
+    ///
+    /// - Parameter key: The key to remove.
+    public func removeValue<Value>(for key: DefaultsKey<Value>) {
+        removeObject(forKey: key.name)
+        persistIfNeeded()
+        announceChange(of: key.name)
+    }
+
+    /// The value for `key`, without throwing.
+    ///
+    /// Reading gives the key's default when nothing is stored, and also when the stored
+    /// value does not decode; that failure goes to `DefaultsFailure.handler`, and the
+    /// stored value is left as it is. Writing a value that cannot be stored leaves the
+    /// stored value as it was and reports the failure the same way.
+    ///
+    /// - Parameter key: The key to read or write.
+    public subscript<Value>(key: DefaultsKey<Value>) -> Value {
+        get {
+            readValue(for: key, stored: object(forKey: key.name))
+        }
+        set {
+            do {
+                try set(newValue, for: key)
+            } catch {
+                DefaultsFailure.report(DefaultsFailure(key: key.name, operation: .write, error: error))
+            }
+        }
+    }
+
+    /// Registers the keys' default values in the registration domain, in the same
+    /// plist-native form as stored values, so that `dictionaryRepresentation()` and
+    /// readers that do not know the keys see them. Keys whose default is `nil` are skipped.
+    ///
+    /// ```swift
+    /// try UserDefaults.standard.register(.launchCount, .theme)
+    /// ```
+    ///
+    /// - Parameter keys: The keys to register.
+    /// - Throws: `EncodingError.invalidValue` when a default cannot be stored; nothing is
+    ///   registered then.
+    public func register(_ keys: DefaultsKeys...) throws {
+        var values: [String: Any] = [:]
+        for key in keys {
+            if let value = try key.registrationValue() { values[key.name] = value }
+        }
+        register(defaults: values)
+        for key in keys { announceChange(of: key.name) }
+    }
+
+    // MARK: Reading
+
+    /// Decodes `stored` for `key`, falling back to the key's legacy format.
+    func value<Value>(for key: DefaultsKey<Value>, stored: Any?) throws -> Value {
+        guard let stored else { return key.defaultValue }
+        do {
+            return try KeyValueDecoder().decodeFromUserDefaults(Value.self, from: stored)
+        } catch {
+            // The native form first: a blob is only tried when that fails. When the blob
+            // is of the legacy kind but does not decode either, its error says more.
+            if let legacy = key.legacyFormat, let value = try legacy.decode(Value.self, from: stored) {
+                return value
+            }
+            throw error
+        }
+    }
+
+    /// `value(for:stored:)`, with failures reported and the default returned.
+    func readValue<Value>(for key: DefaultsKey<Value>, stored: Any?) -> Value {
+        do {
+            return try value(for: key, stored: stored)
+        } catch {
+            DefaultsFailure.report(DefaultsFailure(key: key.name, operation: .read, error: error))
+            return key.defaultValue
+        }
+    }
+}
+
+/// A failure met by the non-throwing API (the subscript, `@UserDefault`, observation):
+/// a stored value that does not decode, or a value that cannot be stored.
+///
+/// The failure goes to `DefaultsFailure.handler`; the read returns the key's default and
+/// the stored value is left as it is. The default handler writes each key's first
+/// failure to standard error:
+///
+/// ```
+/// DefaultsCoder: cannot read "owner", returning its default: Expected String at SELF.name, found Int
+/// ```
+public struct DefaultsFailure: Error, Sendable, CustomStringConvertible {
+    /// What was being done when the failure happened.
+    public enum Operation: Sendable, Equatable {
+        /// Reading a stored value.
+        case read
+        /// Storing a value.
+        case write
+    }
+
+    /// The name of the key.
+    public let key: String
+    /// Whether it happened reading or writing.
+    public let operation: Operation
+    /// The `DecodingError` or `EncodingError`, naming the path inside the value.
+    public let error: any Error
+
+    /// Creates a failure report.
+    ///
+    /// - Parameters:
+    ///   - key: The name of the key.
+    ///   - operation: Whether it happened reading or writing.
+    ///   - error: The underlying error.
+    public init(key: String, operation: Operation, error: any Error) {
+        self.key = key
+        self.operation = operation
+        self.error = error
+    }
+
+    /// The coding path inside the value where the error happened, when it has one.
+    public var codingPath: [any CodingKey] {
+        switch error {
+        case let error as DecodingError:
+            switch error {
+            case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+                return context.codingPath
+            case .keyNotFound(let key, let context):
+                return context.codingPath + [key]
+            @unknown default:
+                return []
+            }
+        case let error as EncodingError:
+            switch error {
+            case .invalidValue(_, let context): return context.codingPath
+            @unknown default: return []
+            }
+        default:
+            return []
+        }
+    }
+
+    /// `DefaultsCoder: cannot read "owner", returning its default: Expected … at SELF.name, found Int`.
+    public var description: String {
+        let message: String
+        switch error {
+        case let error as DecodingError:
+            switch error {
+            case .typeMismatch(_, let context), .valueNotFound(_, let context),
+                 .keyNotFound(_, let context), .dataCorrupted(let context):
+                message = context.debugDescription
+            @unknown default:
+                message = "\(error)"
+            }
+        case let error as EncodingError:
+            switch error {
+            case .invalidValue(_, let context): message = context.debugDescription
+            @unknown default: message = "\(error)"
+            }
+        default:
+            message = "\(error)"
+        }
+        switch operation {
+        case .read: return "DefaultsCoder: cannot read \"\(key)\", returning its default: \(message)"
+        case .write: return "DefaultsCoder: cannot store \"\(key)\", leaving it as it was: \(message)"
+        }
+    }
+
+    /// Receives every failure of the non-throwing API; replace it to log, assert or
+    /// count failures your own way. It may be called on any thread.
+    ///
+    /// The default, `DefaultsFailure.logOncePerKey`, writes the first read failure and the
+    /// first write failure of each key to standard error.
+    public static var handler: @Sendable (DefaultsFailure) -> Void {
+        get { state.withLock { $0.handler } }
+        set { state.withLock { $0.handler = newValue } }
+    }
+
+    /// Writes each key's first read failure and first write failure to standard error.
+    public static let logOncePerKey: @Sendable (DefaultsFailure) -> Void = { failure in
+        logOnce(failure) { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
+    }
+
+    /// Passes `failure.description` to `write` unless this key and operation were
+    /// logged before.
+    static func logOnce(_ failure: DefaultsFailure, write: (String) -> Void) {
+        let isFirst = state.withLock { $0.logged.insert("\(failure.operation):\(failure.key)").inserted }
+        if isFirst { write(failure.description) }
+    }
+
+    private static let state = Locked<(handler: @Sendable (DefaultsFailure) -> Void, logged: Set<String>)>(
+        (logOncePerKey, [])
+    )
+
+    static func report(_ failure: DefaultsFailure) {
+        handler(failure)
+    }
+}

@@ -1,0 +1,75 @@
+//
+//  DefaultsKeyTests.swift
+//  DefaultsCoderTests
+//
+
+import Foundation
+import Testing
+@testable import DefaultsCoder
+
+enum Theme: String, Codable, Sendable {
+    case system, light, dark
+}
+
+enum Level: Int, Codable, Sendable {
+    case low = 1, high = 10
+}
+
+struct Account: Codable, Equatable, Sendable {
+    var id: Int
+    var name: String
+}
+
+extension DefaultsKeys {
+    static let launchCount = DefaultsKey<Int>("launchCount", default: 0)
+    static let owner = DefaultsKey<Account?>("owner")
+    static let theme = DefaultsKey<Theme>("app.appearance.theme", default: .system)
+    static let level = DefaultsKey<Level>("level", default: .low)
+}
+
+@Suite("DefaultsKey")
+struct DefaultsKeyTests {
+
+    @Test("a key carries its name, default and legacy format")
+    func properties() {
+        let key = DefaultsKey<Int>("count", default: 3, legacy: .json)
+        #expect(key.name == "count")
+        #expect(key.defaultValue == 3)
+        #expect(key.legacyFormat == .json)
+        #expect(DefaultsKeys.owner.defaultValue == nil)
+        #expect(DefaultsKeys.owner.legacyFormat == nil)
+    }
+
+    @Test("an optional key can be written as a string literal")
+    func stringLiteral() {
+        let key: DefaultsKey<String?> = "user.name"
+        #expect(key.name == "user.name")
+        #expect(key.defaultValue == nil)
+    }
+
+    @Test("registration values are the stored form of the default")
+    func registrationValue() throws {
+        #expect(try DefaultsKeys.theme.registrationValue() as? String == "system")
+        #expect(try DefaultsKeys.level.registrationValue() as? Int == 1)
+        #expect(try DefaultsKeys.owner.registrationValue() == nil)
+        let account = DefaultsKey<Account>("a", default: Account(id: 1, name: "Ada"))
+        let stored = try #require(try account.registrationValue() as? [String: Any])
+        #expect(Tree(stored) == Tree(["id": 1, "name": "Ada"]))
+    }
+
+    @Test("legacy formats decode the blobs other libraries stored", arguments: [
+        (LegacyFormat.json, SendableAny(try! JSONEncoder().encode(Account(id: 7, name: "Bo")))),
+        (LegacyFormat.propertyList, SendableAny(try! PropertyListEncoder().encode(Account(id: 7, name: "Bo")))),
+        (LegacyFormat.jsonString, SendableAny(#"{"id":7,"name":"Bo"}"#)),
+    ])
+    func legacyFormats(format: LegacyFormat, blob: SendableAny) throws {
+        #expect(try format.decode(Account.self, from: blob.value) == Account(id: 7, name: "Bo"))
+    }
+
+    @Test("a legacy format ignores values of another kind")
+    func legacyOtherKind() throws {
+        #expect(try LegacyFormat.json.decode(Account.self, from: "text") == nil)
+        #expect(try LegacyFormat.jsonString.decode(Account.self, from: Data()) == nil)
+        #expect(throws: DecodingError.self) { try LegacyFormat.jsonString.decode(Account.self, from: "{") }
+    }
+}

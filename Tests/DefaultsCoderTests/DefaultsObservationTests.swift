@@ -1,0 +1,207 @@
+//
+//  DefaultsObservationTests.swift
+//  DefaultsCoderTests
+//
+
+import Foundation
+import Testing
+@testable import DefaultsCoder
+
+/// A value that is not `Equatable`: changes are found by the stored property list.
+struct Unequatable: Codable, Sendable {
+    var value: Int
+}
+
+@Suite("DefaultsObservation")
+struct DefaultsObservationTests {
+
+    init() {
+        ReportedFailures.install()
+    }
+
+    @Test("a closure hears every real change once, with typed old and new values, and no no-op writes")
+    func closureEvents() throws {
+        let suite = TestSuite()
+        let events = Locked<[[Int]]>([])
+        let observation = suite.defaults.observe(.launchCount) { old, new in
+            events.withLock { $0.append([old, new]) }
+        }
+        suite.defaults[.launchCount] = 1          // subscript
+        suite.defaults[.launchCount] = 1          // no change
+        try suite.defaults.set(2, for: .launchCount)
+        try suite.defaults.encode(3, forKey: "launchCount")
+        try suite.defaults.encode(3, forKey: "launchCount")
+        suite.defaults.removeValue(for: .launchCount)
+        suite.defaults.removeValue(for: .launchCount)
+        #expect(events.withLock { $0 } == [[0, 1], [1, 2], [2, 3], [3, 0]])
+        withExtendedLifetime(observation) {}
+    }
+
+    @Test("optional struct values: set, change, remove")
+    func optionalEvents() throws {
+        let suite = TestSuite()
+        let events = Locked<[String]>([])
+        let observation = suite.defaults.observe(.owner) { old, new in
+            events.withLock { $0.append("\(old?.name ?? "nil")→\(new?.name ?? "nil")") }
+        }
+        suite.defaults[.owner] = Account(id: 1, name: "Ada")
+        suite.defaults[.owner] = Account(id: 1, name: "Ada")
+        suite.defaults[.owner] = Account(id: 1, name: "Bo")
+        suite.defaults[.owner] = nil
+        suite.defaults[.owner] = nil
+        #expect(events.withLock { $0 } == ["nil→Ada", "Ada→Bo", "Bo→nil"])
+        withExtendedLifetime(observation) {}
+    }
+
+    @Test("values that are not Equatable are compared by what is stored")
+    func unequatable() throws {
+        let suite = TestSuite()
+        let key = DefaultsKey<Unequatable>("u", default: Unequatable(value: 0))
+        let events = Locked<[[Int]]>([])
+        let observation = suite.defaults.observe(key) { old, new in events.withLock { $0.append([old.value, new.value]) } }
+        suite.defaults[key] = Unequatable(value: 1)
+        suite.defaults[key] = Unequatable(value: 1)
+        suite.defaults[key] = Unequatable(value: 2)
+        #expect(events.withLock { $0 } == [[0, 1], [1, 2]])
+        withExtendedLifetime(observation) {}
+    }
+
+    @Test("observing stops when the token is cancelled or released")
+    func tokenLifetime() {
+        let suite = TestSuite()
+        let events = Locked(0)
+        let cancelled = suite.defaults.observe(.launchCount) { _, _ in events.withLock { $0 += 1 } }
+        var released: DefaultsObservation? = suite.defaults.observe(.launchCount) { _, _ in events.withLock { $0 += 10 } }
+        suite.defaults[.launchCount] = 1
+        #expect(events.withLock { $0 } == 11)
+
+        cancelled.cancel()
+        released = nil
+        suite.defaults[.launchCount] = 2
+        #expect(events.withLock { $0 } == 11)
+        #expect(released == nil)
+    }
+
+    @Test("an observer of one suite does not hear writes to the same key in another")
+    func otherSuite() {
+        let suite = TestSuite()
+        let other = TestSuite()
+        let events = Locked(0)
+        let observation = suite.defaults.observe(.launchCount) { _, _ in events.withLock { $0 += 1 } }
+        other.defaults[.launchCount] = 5
+        #expect(events.withLock { $0 } == 0)
+        withExtendedLifetime(observation) {}
+    }
+
+    @Test("writes from another thread are heard once")
+    func otherThread() async {
+        // Which thread runs the handler is not asserted: usually the writer's, but an
+        // announcement racing on another thread (other tests remove their suites, which
+        // posts didChangeNotification) may see the change first and run it there.
+        let suite = TestSuite()
+        let events = Locked<[[Int]]>([])
+        let observation = suite.defaults.observe(.launchCount) { old, new in events.withLock { $0.append([old, new]) } }
+        let defaults = SendableAny(suite.defaults)
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            Thread {
+                (defaults.value as! UserDefaults)[.launchCount] = 1
+                continuation.resume()
+            }.start()
+        }
+        while events.withLock({ $0.isEmpty }) { await Task.yield() }
+        #expect(events.withLock { $0 } == [[0, 1]])
+        withExtendedLifetime(observation) {}
+    }
+
+    @Test("the package posts keyDidChangeNotification for its own writes")
+    func ownNotification() throws {
+        let suite = TestSuite()
+        let keys = Locked<[String]>([])
+        let token = NotificationCenter.default.addObserver(
+            forName: UserDefaults.keyDidChangeNotification, object: suite.defaults, queue: nil
+        ) { note in keys.withLock { $0.append(note.userInfo?["key"] as? String ?? "?") } }
+        defer { NotificationCenter.default.removeObserver(token) }
+        suite.defaults[.theme] = .dark
+        try suite.defaults.encode(1, forKey: "plain")
+        #expect(keys.withLock { $0 } == ["app.appearance.theme", "plain"])
+    }
+
+    @Test("plain set(_:forKey:) is heard where Foundation announces it")
+    func plainSet() {
+        let suite = TestSuite()
+        let events = Locked<[[Int]]>([])
+        let observation = suite.defaults.observe(.launchCount) { old, new in events.withLock { $0.append([old, new]) } }
+        suite.defaults.set(7, forKey: "launchCount")
+        #if canImport(Darwin)
+        #expect(events.withLock { $0 } == [[0, 7]])
+        #else
+        // Measured: Foundation on Linux posts no didChangeNotification for set(_:forKey:).
+        #expect(events.withLock { $0 }.isEmpty)
+        // The next announced change makes every observer look again.
+        NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: suite.defaults)
+        #expect(events.withLock { $0 } == [[0, 7]])
+        #endif
+        withExtendedLifetime(observation) {}
+    }
+
+    @Test("updates(for:) starts with the current value and follows changes")
+    func asyncUpdates() async {
+        let suite = TestSuite()
+        suite.defaults[.launchCount] = 4
+        var iterator = suite.defaults.updates(for: .launchCount).makeAsyncIterator()
+        #expect(await iterator.next() == 4)
+        suite.defaults[.launchCount] = 5
+        suite.defaults[.launchCount] = 5
+        suite.defaults[.launchCount] = 6
+        #expect(await iterator.next() == 5)
+        #expect(await iterator.next() == 6)
+    }
+
+    @Test("updates(for:) ends when its task is cancelled, and stops observing")
+    func asyncCancellation() async {
+        let suite = TestSuite()
+        let received = Locked<[Int]>([])
+        let defaults = SendableAny(suite.defaults)
+        let task = Task {
+            for await value in (defaults.value as! UserDefaults).updates(for: .launchCount) {
+                received.withLock { $0.append(value) }
+            }
+            return "ended"
+        }
+        while received.withLock({ $0.isEmpty }) { await Task.yield() }
+        task.cancel()
+        #expect(await task.value == "ended")
+        suite.defaults[.launchCount] = 1
+        #expect(received.withLock { $0 } == [0])
+    }
+
+    @Test("many tasks writing with observers attached: no crash, no lost final value")
+    func concurrentWriters() async throws {
+        let suite = TestSuite()
+        let key = DefaultsKey<Int>("counter", default: -1)
+        let events = Locked(0)
+        let observations = (0..<4).map { _ in
+            suite.defaults.observe(key) { old, new in
+                #expect(old != new)
+                events.withLock { $0 += 1 }
+            }
+        }
+        let defaults = SendableAny(suite.defaults)
+        await withTaskGroup(of: Void.self) { group in
+            for writer in 0..<16 {
+                group.addTask {
+                    let defaults = defaults.value as! UserDefaults
+                    for round in 0..<25 {
+                        defaults[key] = writer * 100 + round
+                        _ = defaults[key]
+                    }
+                }
+            }
+        }
+        suite.defaults[key] = 4242
+        #expect(suite.defaults[key] == 4242)
+        #expect(try suite.defaults.value(for: key) == 4242)
+        #expect(events.withLock { $0 } > 0)
+        withExtendedLifetime(observations) {}
+    }
+}

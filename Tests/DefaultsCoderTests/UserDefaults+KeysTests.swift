@@ -1,0 +1,168 @@
+//
+//  UserDefaults+KeysTests.swift
+//  DefaultsCoderTests
+//
+
+import Foundation
+import Testing
+@testable import DefaultsCoder
+
+@Suite("UserDefaults+Keys")
+struct UserDefaultsKeysTests {
+
+    init() {
+        ReportedFailures.install()
+    }
+
+    @Test("an absent key reads as its default; a stored one as its value")
+    func defaultsAndValues() throws {
+        let suite = TestSuite()
+        #expect(suite.defaults[.launchCount] == 0)
+        #expect(try suite.defaults.value(for: .launchCount) == 0)
+        suite.defaults[.launchCount] += 2
+        #expect(suite.defaults[.launchCount] == 2)
+        try suite.defaults.set(5, for: .launchCount)
+        #expect(try suite.defaults.value(for: .launchCount) == 5)
+        #expect(suite.defaults.object(forKey: "launchCount") as? Int == 5)
+    }
+
+    @Test("structs are stored as dictionaries; nil removes an optional key")
+    func optionalStruct() throws {
+        let suite = TestSuite()
+        #expect(suite.defaults[.owner] == nil)
+        suite.defaults[.owner] = Account(id: 1, name: "Ada")
+        #expect(Tree(suite.defaults.object(forKey: "owner")) == Tree(["id": 1, "name": "Ada"]))
+        #expect(suite.defaults[.owner] == Account(id: 1, name: "Ada"))
+        suite.defaults[.owner] = nil
+        #expect(suite.defaults.object(forKey: "owner") == nil)
+        try suite.defaults.set(Account(id: 2, name: "Bo"), for: .owner)
+        suite.defaults.removeValue(for: .owner)
+        #expect(try suite.defaults.value(for: .owner) == nil)
+    }
+
+    @Test("enums with a raw value are stored as that raw value")
+    func rawValues() throws {
+        let suite = TestSuite()
+        suite.defaults[.theme] = .dark
+        suite.defaults[.level] = .high
+        #expect(suite.defaults.object(forKey: "app.appearance.theme") as? String == "dark")
+        #expect(suite.defaults.object(forKey: "level") as? Int == 10)
+        #expect(suite.defaults[.theme] == .dark)
+        #expect(suite.defaults[.level] == .high)
+    }
+
+    @Test("a key with dots is one key, not a path")
+    func dottedKey() throws {
+        let suite = TestSuite()
+        suite.defaults[.theme] = .light
+        #expect(suite.defaults.dictionaryRepresentation()["app.appearance.theme"] as? String == "light")
+        #expect(suite.defaults.object(forKey: "app") == nil)
+    }
+
+    @Test("a stored value that does not decode: the default, one report, and the value kept")
+    func corruptValue() throws {
+        let suite = TestSuite()
+        let name = uniqueKey("corrupt")
+        let key = DefaultsKey<Account>(name, default: Account(id: 0, name: "guest"))
+        suite.defaults.set(["id": 1, "name": 42], forKey: name)
+
+        #expect(suite.defaults[key] == Account(id: 0, name: "guest"))
+
+        let reports = ReportedFailures.reports(for: name)
+        #expect(reports.count == 1)
+        #expect(reports.first?.operation == .read)
+        #expect(readablePath(reports.first?.codingPath ?? []) == "SELF.name")
+        #expect(reports.first?.description == "DefaultsCoder: cannot read \"\(name)\", returning its default: Expected String at SELF.name, found Int")
+        #expect(Tree(suite.defaults.object(forKey: name)) == Tree(["id": 1, "name": 42]))
+
+        // The throwing API throws the same error instead.
+        let error = caught(DecodingError.self) { try suite.defaults.value(for: key) }
+        #expect(debugDescription(of: error) == "Expected String at SELF.name, found Int")
+    }
+
+    @Test("a value that cannot be stored: one report, and the stored value kept")
+    func unstorableValue() throws {
+        let suite = TestSuite()
+        let name = uniqueKey("unstorable")
+        let key = DefaultsKey<Decimal>(name, default: 1)
+        suite.defaults[key] = 2.5
+        suite.defaults[key] = .nan
+
+        #expect(suite.defaults[key] == 2.5)
+        let reports = ReportedFailures.reports(for: name)
+        #expect(reports.map(\.operation) == [.write])
+        #expect(throws: EncodingError.self) { try suite.defaults.set(Decimal.nan, for: key) }
+    }
+
+    @Test("the default handler logs the first failure of each key and operation only")
+    func logOnce() {
+        let name = uniqueKey("logged")
+        var lines: [String] = []
+        let read = DefaultsFailure(key: name, operation: .read, error: DecodingError.mismatch(expected: "Int", type: Int.self, found: "x", at: []))
+        let write = DefaultsFailure(key: name, operation: .write, error: EncodingError.invalid(0, "Cannot store", at: []))
+        DefaultsFailure.logOnce(read) { lines.append($0) }
+        DefaultsFailure.logOnce(read) { lines.append($0) }
+        DefaultsFailure.logOnce(write) { lines.append($0) }
+        #expect(lines == [
+            "DefaultsCoder: cannot read \"\(name)\", returning its default: Expected Int at SELF, found String",
+            "DefaultsCoder: cannot store \"\(name)\", leaving it as it was: Cannot store at SELF",
+        ])
+    }
+
+    /// The registration domain is shared by every `UserDefaults` in the process, so this
+    /// test registers keys no other test uses.
+    @Test("registered defaults are visible to every reader, in the native form")
+    func registration() throws {
+        let suite = TestSuite()
+        let count = DefaultsKey<Int>(uniqueKey("registered.count"), default: 0)
+        let theme = DefaultsKey<Theme>(uniqueKey("registered.theme"), default: .system)
+        let owner = DefaultsKey<Account?>(uniqueKey("registered.owner"))
+        let account = DefaultsKey<Account>(uniqueKey("registered.account"), default: Account(id: 3, name: "Cy"))
+        try suite.defaults.register(count, theme, owner, account)
+        let everything = suite.defaults.dictionaryRepresentation()
+        #expect(everything[count.name] as? Int == 0)
+        #expect(everything[theme.name] as? String == "system")
+        #expect(everything[owner.name] == nil)
+        #expect(Tree(everything[account.name]) == Tree(["id": 3, "name": "Cy"]))
+        #expect(suite.defaults[account] == Account(id: 3, name: "Cy"))
+        #expect(UserDefaults.standard.object(forKey: theme.name) as? String == "system")
+    }
+
+    @Test("legacy blobs are read through the fallback and rewritten natively on the next write", arguments: [
+        (LegacyFormat.json, SendableAny(try! JSONEncoder().encode(Account(id: 7, name: "Bo")))),
+        (LegacyFormat.propertyList, SendableAny(try! PropertyListEncoder().encode(Account(id: 7, name: "Bo")))),
+        (LegacyFormat.jsonString, SendableAny(#"{"id":7,"name":"Bo"}"#)),
+    ])
+    func legacyBlobs(format: LegacyFormat, blob: SendableAny) throws {
+        let suite = TestSuite()
+        let key = DefaultsKey<Account?>("account", legacy: format)
+        suite.defaults.set(blob.value, forKey: "account")
+
+        #expect(try suite.defaults.value(for: key) == Account(id: 7, name: "Bo"))
+        // Reading leaves the blob alone.
+        #expect(Tree(suite.defaults.object(forKey: "account")) == Tree(blob.value))
+
+        suite.defaults[key] = Account(id: 7, name: "Bo Jr")
+        #expect(Tree(suite.defaults.object(forKey: "account")) == Tree(["id": 7, "name": "Bo Jr"]))
+        #expect(suite.defaults[key] == Account(id: 7, name: "Bo Jr"))
+    }
+
+    @Test("without the opt-in, a blob is not read as a value")
+    func legacyIsOptIn() throws {
+        let suite = TestSuite()
+        suite.defaults.set(try JSONEncoder().encode(Account(id: 7, name: "Bo")), forKey: "account")
+        let error = caught(DecodingError.self) { try suite.defaults.value(for: DefaultsKey<Account?>("account")) }
+        #expect(debugDescription(of: error) == "Expected Dictionary at SELF, found Data")
+    }
+
+    @Test("a blob of the legacy kind that does not decode throws the legacy decoder's error")
+    func brokenBlob() throws {
+        let suite = TestSuite()
+        suite.defaults.set(Data("{".utf8), forKey: "account")
+        let error = caught(DecodingError.self) { try suite.defaults.value(for: DefaultsKey<Account?>("account", legacy: .json)) }
+        guard case .dataCorrupted? = error else {
+            Issue.record("expected dataCorrupted, got \(String(describing: error))")
+            return
+        }
+    }
+}
