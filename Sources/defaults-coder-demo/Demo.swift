@@ -37,6 +37,13 @@ struct AppSettings: Codable, Equatable {
     var sync: SyncMode
 }
 
+/// The demo's typed keys: a counter, and an enum stored as its raw value under a
+/// dotted name.
+extension DefaultsKeys {
+    static let runs = DefaultsKey<Int>("runs", default: 0)
+    static let lastTheme = DefaultsKey<AppSettings.Theme>("appearance.lastTheme", default: .system)
+}
+
 @main
 struct Demo {
     static let suiteName = "defaults-coder-demo"
@@ -93,6 +100,22 @@ struct Demo {
         let decoded = try defaults.decode(AppSettings.self, forKey: "settings")
         print("\nDecoded back: \(decoded == settings ? "matches what was saved" : "DIFFERS from what was saved")")
         print("launchCount = \(settings.launchCount) (run again to see it grow)")
+
+        try typedKeys(defaults, theme: settings.theme)
+    }
+
+    /// Typed keys, the property wrapper and observation, on the same suite.
+    static func typedKeys(_ defaults: UserDefaults, theme: AppSettings.Theme) throws {
+        print("\nTyped keys:")
+        @UserDefault(.runs, store: defaults) var runs
+        let observation = $runs.observe { old, new in
+            print("Observed runs: \(old) → \(new)")
+        }
+        runs += 1
+        defaults[.lastTheme] = theme
+        print("appearance.lastTheme is stored as \(describePlist(defaults.object(forKey: "appearance.lastTheme") as Any))")
+        print("runs = \(try defaults.value(for: .runs))")
+        observation.cancel()
     }
 
     static func fixtureWrite(suite: String?) throws {

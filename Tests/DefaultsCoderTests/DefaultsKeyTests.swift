@@ -15,14 +15,9 @@ enum Level: Int, Codable, Sendable {
     case low = 1, high = 10
 }
 
-struct Account: Codable, Equatable, Sendable {
-    var id: Int
-    var name: String
-}
-
 extension DefaultsKeys {
     static let launchCount = DefaultsKey<Int>("launchCount", default: 0)
-    static let owner = DefaultsKey<Account?>("owner")
+    static let owner = DefaultsKey<User?>("owner")
     static let theme = DefaultsKey<Theme>("app.appearance.theme", default: .system)
     static let level = DefaultsKey<Level>("level", default: .low)
 }
@@ -52,24 +47,24 @@ struct DefaultsKeyTests {
         #expect(try DefaultsKeys.theme.registrationValue() as? String == "system")
         #expect(try DefaultsKeys.level.registrationValue() as? Int == 1)
         #expect(try DefaultsKeys.owner.registrationValue() == nil)
-        let account = DefaultsKey<Account>("a", default: Account(id: 1, name: "Ada"))
+        let account = DefaultsKey<User>("a", default: User(id: 1, name: "Ada"))
         let stored = try #require(try account.registrationValue() as? [String: Any])
         #expect(Tree(stored) == Tree(["id": 1, "name": "Ada"]))
     }
 
     @Test("legacy formats decode the blobs other libraries stored", arguments: [
-        (LegacyFormat.json, SendableAny(try! JSONEncoder().encode(Account(id: 7, name: "Bo")))),
-        (LegacyFormat.propertyList, SendableAny(try! PropertyListEncoder().encode(Account(id: 7, name: "Bo")))),
+        (LegacyFormat.json, SendableAny(try! JSONEncoder().encode(User(id: 7, name: "Bo")))),
+        (LegacyFormat.propertyList, SendableAny(try! PropertyListEncoder().encode(User(id: 7, name: "Bo")))),
         (LegacyFormat.jsonString, SendableAny(#"{"id":7,"name":"Bo"}"#)),
     ])
     func legacyFormats(format: LegacyFormat, blob: SendableAny) throws {
-        #expect(try format.decode(Account.self, from: blob.value) == Account(id: 7, name: "Bo"))
+        #expect(try format.decode(User.self, from: blob.value) == User(id: 7, name: "Bo"))
     }
 
     @Test("a legacy format ignores values of another kind")
     func legacyOtherKind() throws {
-        #expect(try LegacyFormat.json.decode(Account.self, from: "text") == nil)
-        #expect(try LegacyFormat.jsonString.decode(Account.self, from: Data()) == nil)
-        #expect(throws: DecodingError.self) { try LegacyFormat.jsonString.decode(Account.self, from: "{") }
+        #expect(try LegacyFormat.json.decode(User.self, from: "text") == nil)
+        #expect(try LegacyFormat.jsonString.decode(User.self, from: Data()) == nil)
+        #expect(throws: DecodingError.self) { try LegacyFormat.jsonString.decode(User.self, from: "{") }
     }
 }

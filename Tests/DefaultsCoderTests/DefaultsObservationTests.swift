@@ -44,9 +44,9 @@ struct DefaultsObservationTests {
         let observation = suite.defaults.observe(.owner) { old, new in
             events.withLock { $0.append("\(old?.name ?? "nil")→\(new?.name ?? "nil")") }
         }
-        suite.defaults[.owner] = Account(id: 1, name: "Ada")
-        suite.defaults[.owner] = Account(id: 1, name: "Ada")
-        suite.defaults[.owner] = Account(id: 1, name: "Bo")
+        suite.defaults[.owner] = User(id: 1, name: "Ada")
+        suite.defaults[.owner] = User(id: 1, name: "Ada")
+        suite.defaults[.owner] = User(id: 1, name: "Bo")
         suite.defaults[.owner] = nil
         suite.defaults[.owner] = nil
         #expect(events.withLock { $0 } == ["nil→Ada", "Ada→Bo", "Bo→nil"])

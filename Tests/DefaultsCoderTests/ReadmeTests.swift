@@ -98,4 +98,93 @@ struct ReadmeTests {
         decoder.keyDecodingStrategy = .convertFromSnakeCase
         #expect(try defaults.decode(User.self, forKey: "owner", decoder: decoder) == User(id: 1, name: "Herbert"))
     }
+
+    @Test("Typed keys")
+    func typedKeys() throws {
+        ReportedFailures.install()
+        let suite = TestSuite()
+        let defaults = suite.defaults
+
+        defaults[.launchCount] += 1
+        #expect(defaults[.launchCount] == 1)
+        defaults[.theme] = .dark
+        #expect(defaults.object(forKey: "app.appearance.theme") as? String == "dark")
+        try defaults.set(User(id: 1, name: "Ada"), for: .owner)
+        #expect(Tree(defaults.object(forKey: "owner")) == Tree(["id": 1, "name": "Ada"]))
+        #expect(try defaults.value(for: .owner) == User(id: 1, name: "Ada"))
+        defaults[.owner] = nil
+        #expect(defaults.object(forKey: "owner") == nil)
+        defaults.removeValue(for: .launchCount)
+        #expect(defaults[.launchCount] == 0)
+
+        try defaults.register(.launchCount, .theme)
+        #expect(defaults.dictionaryRepresentation()["app.appearance.theme"] as? String == "dark")
+        #expect(defaults.dictionaryRepresentation()["launchCount"] as? Int == 0)
+
+        let name: DefaultsKey<String?> = "name"
+        #expect(defaults[name] == nil)
+
+        // Nothing is swallowed (the README's key is "owner"; here it is made unique,
+        // because the handler collects the reports of every test).
+        let owner = DefaultsKey<User?>(uniqueKey("owner"))
+        defaults.set(["id": 1, "name": 42], forKey: owner.name)
+        #expect(defaults[owner] == nil)
+        #expect(ReportedFailures.reports(for: owner.name).map(\.description) == [
+            "DefaultsCoder: cannot read \"\(owner.name)\", returning its default: Expected String at SELF.name, found Int",
+        ])
+
+        // Legacy blobs.
+        let profile = DefaultsKey<User?>("profile", legacy: .json)
+        defaults.set(try JSONEncoder().encode(User(id: 2, name: "Bo")), forKey: "profile")
+        let old = try defaults.value(for: profile)
+        #expect(old == User(id: 2, name: "Bo"))
+        try defaults.set(old, for: profile)
+        #expect(Tree(defaults.object(forKey: "profile")) == Tree(["id": 2, "name": "Bo"]))
+    }
+
+    @Test("@UserDefault and observation")
+    func wrapperAndObservation() async throws {
+        final class Settings {
+            @UserDefault("hasSeenSplashScreen") var hasSeenSplashScreen = false
+            @UserDefault("name") var name: String?
+            @UserDefault(.launchCount) var launchCount
+            @UserDefault("volume", store: UserDefaults(suiteName: "group.example")!) var volume = 0.5
+        }
+        let settings = Settings()
+        #expect(settings.$hasSeenSplashScreen.key.defaultValue == false)
+        #expect(settings.$name.key.defaultValue == nil)
+        #expect(settings.$volume.key.defaultValue == 0.5)
+        #expect(settings.$launchCount.key.name == "launchCount")
+
+        // The same, on a suite of the test's own instead of .standard.
+        let suite = TestSuite()
+        let defaults = suite.defaults
+        @UserDefault(.launchCount, store: defaults) var launchCount
+        launchCount += 1
+        #expect($launchCount.isSet)
+        $launchCount.reset()
+        #expect(launchCount == 0)
+
+        defaults[.theme] = .dark
+        let printed = Recorded<String>()
+        let observation = defaults.observe(.theme) { old, new in
+            printed.append("theme: \(old) → \(new)")
+        }
+        defaults[.theme] = .light
+        defaults[.theme] = .light
+        observation.cancel()
+        defaults[.theme] = .dark
+        #expect(printed.values == ["theme: dark → light"])
+
+        let seen = Recorded<Theme>()
+        let task = Task {
+            for await theme in defaults.updates(for: .theme) {
+                seen.append(theme)
+            }
+        }
+        while seen.values.isEmpty { await Task.yield() }
+        task.cancel()
+        await task.value
+        #expect(seen.values == [.dark])
+    }
 }

@@ -298,3 +298,16 @@ enum ReportedFailures {
 func uniqueKey(_ label: String) -> String {
     "\(label).\(UUID().uuidString)"
 }
+
+/// A list that handlers on any thread append to; for files that see only the public API.
+final class Recorded<Element>: @unchecked Sendable {
+    private let elements = Locked<[Element]>([])
+
+    func append(_ element: Element) {
+        elements.withLock { $0.append(element) }
+    }
+
+    var values: [Element] {
+        elements.withLock { $0 }
+    }
+}

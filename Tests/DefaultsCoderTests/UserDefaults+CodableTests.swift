@@ -243,12 +243,17 @@ struct UserDefaultsCodableTests {
     func demoPersists() throws {
         // The demo uses a suite of its own: start it from nothing.
         UserDefaults(suiteName: "defaults-coder-demo")?.removeObject(forKey: "settings")
+        UserDefaults(suiteName: "defaults-coder-demo")?.removeObject(forKey: "runs")
         UserDefaults(suiteName: "defaults-coder-demo")?.synchronize()
         let first = try runDemo([])
         #expect(first.output.contains("No settings stored yet"))
         #expect(first.output.contains("Decoded back: matches what was saved"))
+        #expect(first.output.contains("Observed runs: 0 → 1"))
+        #expect(first.output.contains("appearance.lastTheme is stored as \"dark\""))
         let second = try runDemo([])
         #expect(second.output.contains("Found settings from an earlier run: launch #1"))
         #expect(second.output.contains("launchCount = 2"))
+        #expect(second.output.contains("Observed runs: 1 → 2"))
+        #expect(second.output.contains("runs = 2"))
     }
 }

@@ -30,12 +30,12 @@ struct UserDefaultsKeysTests {
     func optionalStruct() throws {
         let suite = TestSuite()
         #expect(suite.defaults[.owner] == nil)
-        suite.defaults[.owner] = Account(id: 1, name: "Ada")
+        suite.defaults[.owner] = User(id: 1, name: "Ada")
         #expect(Tree(suite.defaults.object(forKey: "owner")) == Tree(["id": 1, "name": "Ada"]))
-        #expect(suite.defaults[.owner] == Account(id: 1, name: "Ada"))
+        #expect(suite.defaults[.owner] == User(id: 1, name: "Ada"))
         suite.defaults[.owner] = nil
         #expect(suite.defaults.object(forKey: "owner") == nil)
-        try suite.defaults.set(Account(id: 2, name: "Bo"), for: .owner)
+        try suite.defaults.set(User(id: 2, name: "Bo"), for: .owner)
         suite.defaults.removeValue(for: .owner)
         #expect(try suite.defaults.value(for: .owner) == nil)
     }
@@ -63,10 +63,10 @@ struct UserDefaultsKeysTests {
     func corruptValue() throws {
         let suite = TestSuite()
         let name = uniqueKey("corrupt")
-        let key = DefaultsKey<Account>(name, default: Account(id: 0, name: "guest"))
+        let key = DefaultsKey<User>(name, default: User(id: 0, name: "guest"))
         suite.defaults.set(["id": 1, "name": 42], forKey: name)
 
-        #expect(suite.defaults[key] == Account(id: 0, name: "guest"))
+        #expect(suite.defaults[key] == User(id: 0, name: "guest"))
 
         let reports = ReportedFailures.reports(for: name)
         #expect(reports.count == 1)
@@ -116,42 +116,42 @@ struct UserDefaultsKeysTests {
         let suite = TestSuite()
         let count = DefaultsKey<Int>(uniqueKey("registered.count"), default: 0)
         let theme = DefaultsKey<Theme>(uniqueKey("registered.theme"), default: .system)
-        let owner = DefaultsKey<Account?>(uniqueKey("registered.owner"))
-        let account = DefaultsKey<Account>(uniqueKey("registered.account"), default: Account(id: 3, name: "Cy"))
+        let owner = DefaultsKey<User?>(uniqueKey("registered.owner"))
+        let account = DefaultsKey<User>(uniqueKey("registered.account"), default: User(id: 3, name: "Cy"))
         try suite.defaults.register(count, theme, owner, account)
         let everything = suite.defaults.dictionaryRepresentation()
         #expect(everything[count.name] as? Int == 0)
         #expect(everything[theme.name] as? String == "system")
         #expect(everything[owner.name] == nil)
         #expect(Tree(everything[account.name]) == Tree(["id": 3, "name": "Cy"]))
-        #expect(suite.defaults[account] == Account(id: 3, name: "Cy"))
+        #expect(suite.defaults[account] == User(id: 3, name: "Cy"))
         #expect(UserDefaults.standard.object(forKey: theme.name) as? String == "system")
     }
 
     @Test("legacy blobs are read through the fallback and rewritten natively on the next write", arguments: [
-        (LegacyFormat.json, SendableAny(try! JSONEncoder().encode(Account(id: 7, name: "Bo")))),
-        (LegacyFormat.propertyList, SendableAny(try! PropertyListEncoder().encode(Account(id: 7, name: "Bo")))),
+        (LegacyFormat.json, SendableAny(try! JSONEncoder().encode(User(id: 7, name: "Bo")))),
+        (LegacyFormat.propertyList, SendableAny(try! PropertyListEncoder().encode(User(id: 7, name: "Bo")))),
         (LegacyFormat.jsonString, SendableAny(#"{"id":7,"name":"Bo"}"#)),
     ])
     func legacyBlobs(format: LegacyFormat, blob: SendableAny) throws {
         let suite = TestSuite()
-        let key = DefaultsKey<Account?>("account", legacy: format)
+        let key = DefaultsKey<User?>("account", legacy: format)
         suite.defaults.set(blob.value, forKey: "account")
 
-        #expect(try suite.defaults.value(for: key) == Account(id: 7, name: "Bo"))
+        #expect(try suite.defaults.value(for: key) == User(id: 7, name: "Bo"))
         // Reading leaves the blob alone.
         #expect(Tree(suite.defaults.object(forKey: "account")) == Tree(blob.value))
 
-        suite.defaults[key] = Account(id: 7, name: "Bo Jr")
+        suite.defaults[key] = User(id: 7, name: "Bo Jr")
         #expect(Tree(suite.defaults.object(forKey: "account")) == Tree(["id": 7, "name": "Bo Jr"]))
-        #expect(suite.defaults[key] == Account(id: 7, name: "Bo Jr"))
+        #expect(suite.defaults[key] == User(id: 7, name: "Bo Jr"))
     }
 
     @Test("without the opt-in, a blob is not read as a value")
     func legacyIsOptIn() throws {
         let suite = TestSuite()
-        suite.defaults.set(try JSONEncoder().encode(Account(id: 7, name: "Bo")), forKey: "account")
-        let error = caught(DecodingError.self) { try suite.defaults.value(for: DefaultsKey<Account?>("account")) }
+        suite.defaults.set(try JSONEncoder().encode(User(id: 7, name: "Bo")), forKey: "account")
+        let error = caught(DecodingError.self) { try suite.defaults.value(for: DefaultsKey<User?>("account")) }
         #expect(debugDescription(of: error) == "Expected Dictionary at SELF, found Data")
     }
 
@@ -159,7 +159,7 @@ struct UserDefaultsKeysTests {
     func brokenBlob() throws {
         let suite = TestSuite()
         suite.defaults.set(Data("{".utf8), forKey: "account")
-        let error = caught(DecodingError.self) { try suite.defaults.value(for: DefaultsKey<Account?>("account", legacy: .json)) }
+        let error = caught(DecodingError.self) { try suite.defaults.value(for: DefaultsKey<User?>("account", legacy: .json)) }
         guard case .dataCorrupted? = error else {
             Issue.record("expected dataCorrupted, got \(String(describing: error))")
             return
