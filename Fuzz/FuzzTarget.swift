@@ -124,7 +124,7 @@ func same<T: Equatable>(_ lhs: T, _ rhs: T) -> Bool {
     return normalized(String(describing: lhs)) == normalized(String(describing: rhs))
 }
 
-private let nanPattern = try! NSRegularExpression(pattern: "-?nan(\\(0x[0-9a-f]+\\))?")
+private let nanPattern = try! NSRegularExpression(pattern: "-?s?nan(\\(0x[0-9a-f]+\\))?")
 
 private func normalized(_ description: String) -> String {
     let range = NSRange(description.startIndex..., in: description)
