@@ -26,33 +26,7 @@ struct KeyValueDecoderTests {
         #expect(try decoder.decode([Int: String].self, from: ["1": "a", "-2": "b"]) == [1: "a", -2: "b"])
     }
 
-    @Test("error messages name the path", arguments: [
-        FailingDecode("Expected String at SELF[1], found Int", at: "SELF[1]") { try KeyValueDecoder().decode([String].self, from: ["fish", 1]) },
-        FailingDecode("Expected String at SELF[1].name, found Int", at: "SELF[1].name") { try KeyValueDecoder().decode([User].self, from: [["id": 1, "name": "Herbert"], ["id": 2, "name": 5]]) },
-        FailingDecode("Expected BinaryInteger at SELF[2], found Bool", at: "SELF[2]") { try KeyValueDecoder().decode([Int].self, from: [1, 2, true]) },
-        FailingDecode("Int at SELF[2], cannot be exactly represented by UInt8", at: "SELF[2]") { try KeyValueDecoder().decode([UInt8].self, from: [10, 100, 1000]) },
-        FailingDecode("Expected String at SELF[1].name, found nil", at: "SELF[1].name") { try KeyValueDecoder().decode([User].self, from: [["id": 1, "name": "Herbert"], ["id": 2, "name": Optional<Any>.none as Any]]) },
-        FailingDecode("Dictionary does not contain key SELF[1].name", at: "SELF[1].name") { try KeyValueDecoder().decode([User].self, from: [["id": 1, "name": "Herbert"], ["id": 2]]) },
-        FailingDecode("Expected Dictionary at SELF, found Array", at: "SELF") { try KeyValueDecoder().decode(User.self, from: [1, 2]) },
-        FailingDecode("Expected Array at SELF[1], found String", at: "SELF[1]") { try KeyValueDecoder().decode([[Int]].self, from: [[1], "x"]) },
-        FailingDecode("Expected Bool at SELF, found Int", at: "SELF") { try KeyValueDecoder().decode(Bool.self, from: 1) },
-        FailingDecode("Expected Bool at SELF, found Int", at: "SELF") { try KeyValueDecoder().decode(Bool.self, from: NSNumber(value: 1)) },
-        FailingDecode("Expected BinaryInteger at SELF, found Bool", at: "SELF") { try KeyValueDecoder().decode(Int.self, from: NSNumber(value: true)) },
-        FailingDecode("Expected Double at SELF, found Bool", at: "SELF") { try KeyValueDecoder().decode(Double.self, from: true) },
-        FailingDecode("Double at SELF, cannot be exactly represented by Int", at: "SELF") { try KeyValueDecoder().decode(Int.self, from: 1.5) },
-        FailingDecode("Double at SELF, cannot be exactly represented by Int", at: "SELF") { try KeyValueDecoder().decode(Int.self, from: Double.nan) },
-        FailingDecode("Int64 at SELF, cannot be exactly represented by Double", at: "SELF") { try KeyValueDecoder().decode(Double.self, from: Int64.max) },
-        FailingDecode("Double at SELF, cannot be exactly represented by Float", at: "SELF") { try KeyValueDecoder().decode(Float.self, from: 0.123456789) },
-        FailingDecode("Expected URL at SELF, found Int", at: "SELF") { try KeyValueDecoder().decode(URL.self, from: 5) },
-        FailingDecode("Encountered Data is not valid Base64 at SELF", at: "SELF") { try KeyValueDecoder().decode(Data.self, from: "not base64!") },
-        FailingDecode("Invalid decimal string \"1.5abc\" at SELF", at: "SELF") { try KeyValueDecoder().decode(Decimal.self, from: "1.5abc") },
-        FailingDecode("Expected Date at SELF, found String", at: "SELF") { try KeyValueDecoder().decode(Date.self, from: "2001") },
-    ])
-    func errorMessages(row: FailingDecode) {
-        let error = caught(DecodingError.self) { try row.decode() }
-        #expect(debugDescription(of: error) == row.message)
-        #expect(readablePath(of: error) == row.path)
-    }
+    // Every error message, case and path: BadInputTests.swift.
 
     @Test("error cases")
     func errorCases() throws {

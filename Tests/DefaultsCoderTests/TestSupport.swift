@@ -207,19 +207,6 @@ struct SendableAny: @unchecked Sendable, CustomTestStringConvertible {
     var testDescription: String { "\(value)" }
 }
 
-/// One row of a bad-input table: a decode that must throw this message at this path.
-struct FailingDecode: Sendable, CustomTestStringConvertible {
-    let decode: @Sendable () throws -> Any
-    let message: String
-    let path: String
-    init(_ message: String, at path: String, _ decode: @escaping @Sendable () throws -> Any) {
-        self.decode = decode
-        self.message = message
-        self.path = path
-    }
-    var testDescription: String { message }
-}
-
 /// Runs `body`, expecting it to throw an `E`, and returns that error (recording an issue
 /// otherwise). `#expect(throws:)` returns the error only from Swift 6.1 on.
 @discardableResult
