@@ -80,9 +80,15 @@ public struct UserDefault<Value: Codable & Sendable>: @unchecked Sendable {
         store.object(forKey: key.name) != nil
     }
 
-    /// Removes the stored value, so that the property reads as its default again.
+    /// Removes the stored value, so that the property reads as its default again. When
+    /// the suite's file cannot be read, nothing is removed and the failure goes to
+    /// `DefaultsFailure.handler`.
     public func reset() {
-        store.removeValue(for: key)
+        do {
+            try store.removeValue(for: key)
+        } catch {
+            DefaultsFailure.report(DefaultsFailure(key: key.name, operation: .write, error: error))
+        }
     }
 
     /// Calls `handler` with the old and new value each time the value changes; see

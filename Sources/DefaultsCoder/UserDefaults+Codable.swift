@@ -42,7 +42,8 @@ extension UserDefaults {
     ///   - value: The value to store.
     ///   - key: The defaults key.
     /// - Throws: `EncodingError.invalidValue` with the path of a value that cannot be
-    ///   stored; nothing is written then.
+    ///   stored, or `UnreadableDefaultsFile` when the suite's file exists but does not
+    ///   parse (writing would replace it); nothing is written then.
     public func encode<T: Encodable>(_ value: T, forKey key: String) throws {
         try encode(value, forKey: key, encoder: KeyValueEncoder())
     }
@@ -58,9 +59,10 @@ extension UserDefaults {
     ///   - key: The defaults key.
     ///   - encoder: The encoder whose strategies to use.
     /// - Throws: `EncodingError.invalidValue` with the path of a value that cannot be
-    ///   stored; nothing is written then.
+    ///   stored, or `UnreadableDefaultsFile`; nothing is written then.
     public func encode<T: Encodable>(_ value: T, forKey key: String, encoder: KeyValueEncoder) throws {
         let stored = try encoder.encodeForUserDefaults(value)
+        try checkFileBeforeWriting()
         if let stored {
             set(stored, forKey: key)
         } else {
@@ -77,7 +79,8 @@ extension UserDefaults {
     ///   - key: The defaults key.
     /// - Returns: The value, or `nil` when nothing is stored under `key`.
     /// - Throws: `DecodingError` when the stored value is not a `T` — `"other"` stored
-    ///   under a key does not read as `false`.
+    ///   under a key does not read as `false`; `UnreadableDefaultsFile` when the key is
+    ///   absent because the suite's file does not parse.
     public func decode<T: Decodable>(_ type: T.Type = T.self, forKey key: String) throws -> T? {
         try decode(type, forKey: key, decoder: KeyValueDecoder())
     }
@@ -89,10 +92,15 @@ extension UserDefaults {
     ///   - key: The defaults key.
     ///   - decoder: The decoder whose strategies to use.
     /// - Returns: The value, or `nil` when nothing is stored under `key`.
-    /// - Throws: `DecodingError` when the stored value is not a `T`.
+    /// - Throws: `DecodingError` when the stored value is not a `T`;
+    ///   `UnreadableDefaultsFile` when the suite's file does not parse.
     public func decode<T: Decodable>(_ type: T.Type = T.self, forKey key: String, decoder: KeyValueDecoder) throws -> T? {
         // `object(forKey:)` only: `url(forKey:)` and the number getters convert silently.
-        guard let object = object(forKey: key) else { return nil }
+        guard let object = object(forKey: key) else {
+            // An unreadable file reads as an empty suite: say so instead of "absent".
+            if let problem = unreadableFile() { throw problem }
+            return nil
+        }
         return try decoder.decodeFromUserDefaults(T.self, from: object)
     }
 
@@ -100,6 +108,7 @@ extension UserDefaults {
     func persistIfNeeded() {
         #if !canImport(Darwin)
         synchronize()
+        if let url = suiteFileURL { SuiteFileCheck.written(url) }
         #endif
     }
 }

@@ -26,7 +26,9 @@ extension UserDefaults {
     /// - Parameter key: The key to read.
     /// - Returns: The decoded value, or `key.defaultValue` when the key is absent.
     /// - Throws: `DecodingError` naming the path when the stored value is not a `Value`
-    ///   (in the native form, nor in the key's legacy format when it has one).
+    ///   (in the native form, nor in the key's legacy format when it has one);
+    ///   `UnreadableDefaultsFile` when the key is absent because the suite's file does not
+    ///   parse.
     public func value<Value>(for key: DefaultsKey<Value>) throws -> Value {
         try value(for: key, stored: object(forKey: key.name))
     }
@@ -38,7 +40,8 @@ extension UserDefaults {
     ///   - value: The value to store.
     ///   - key: The key to store it under.
     /// - Throws: `EncodingError.invalidValue` naming the path when the value cannot be
-    ///   stored; nothing is written then.
+    ///   stored, or `UnreadableDefaultsFile` when the suite's file does not parse;
+    ///   nothing is written then.
     public func set<Value>(_ value: Value, for key: DefaultsKey<Value>) throws {
         try encode(value, forKey: key.name)
     }
@@ -46,7 +49,10 @@ extension UserDefaults {
     /// Removes the stored value for `key`, so that reads give the default again.
     ///
     /// - Parameter key: The key to remove.
-    public func removeValue<Value>(for key: DefaultsKey<Value>) {
+    /// - Throws: `UnreadableDefaultsFile` when the suite's file exists but does not parse
+    ///   (writing would replace it); nothing is removed then.
+    public func removeValue<Value>(for key: DefaultsKey<Value>) throws {
+        try checkFileBeforeWriting()
         removeObject(forKey: key.name)
         persistIfNeeded()
         announceChange(of: key.name)
@@ -97,7 +103,11 @@ extension UserDefaults {
 
     /// Decodes `stored` for `key`, falling back to the key's legacy format.
     func value<Value>(for key: DefaultsKey<Value>, stored: Any?) throws -> Value {
-        guard let stored else { return key.defaultValue }
+        guard let stored else {
+            // An unreadable file reads as an empty suite: say so instead of "absent".
+            if let problem = unreadableFile() { throw problem }
+            return key.defaultValue
+        }
         do {
             return try KeyValueDecoder().decodeFromUserDefaults(Value.self, from: stored)
         } catch {

@@ -31,8 +31,8 @@ struct DefaultsObservationTests {
         try suite.defaults.set(2, for: .launchCount)
         try suite.defaults.encode(3, forKey: "launchCount")
         try suite.defaults.encode(3, forKey: "launchCount")
-        suite.defaults.removeValue(for: .launchCount)
-        suite.defaults.removeValue(for: .launchCount)
+        try suite.defaults.removeValue(for: .launchCount)
+        try suite.defaults.removeValue(for: .launchCount)
         #expect(events.withLock { $0 } == [[0, 1], [1, 2], [2, 3], [3, 0]])
         withExtendedLifetime(observation) {}
     }

@@ -114,7 +114,7 @@ struct ReadmeTests {
         #expect(try defaults.value(for: .owner) == User(id: 1, name: "Ada"))
         defaults[.owner] = nil
         #expect(defaults.object(forKey: "owner") == nil)
-        defaults.removeValue(for: .launchCount)
+        try defaults.removeValue(for: .launchCount)
         #expect(defaults[.launchCount] == 0)
 
         try defaults.register(.launchCount, .theme)

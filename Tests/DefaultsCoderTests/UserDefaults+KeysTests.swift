@@ -36,7 +36,7 @@ struct UserDefaultsKeysTests {
         suite.defaults[.owner] = nil
         #expect(suite.defaults.object(forKey: "owner") == nil)
         try suite.defaults.set(User(id: 2, name: "Bo"), for: .owner)
-        suite.defaults.removeValue(for: .owner)
+        try suite.defaults.removeValue(for: .owner)
         #expect(try suite.defaults.value(for: .owner) == nil)
     }
 

@@ -1,0 +1,139 @@
+//
+//  UserDefaults+File.swift
+//  DefaultsCoder
+//
+//  A guard for the suite's file on platforms where Foundation keeps it itself (Linux,
+//  Windows): measured on Linux, a truncated, empty or garbage file reads as an empty
+//  suite with no error, and the next write plus `synchronize()` replaces it, so every
+//  value that was in it is gone. Writes through this package refuse instead.
+//
+
+import Foundation
+
+/// The file behind a `UserDefaults` suite exists but cannot be read, so writing to the
+/// suite would replace every value in it.
+///
+/// Thrown by the package's writes (`encode(_:forKey:)`, `set(_:for:)`,
+/// `removeValue(for:)`) before anything is written, and by its throwing reads
+/// (`decode(_:forKey:)`, `value(for:)`) when a key is absent because of it; the subscript
+/// and `@UserDefault` report it to `DefaultsFailure.handler`. The file is left as it is:
+/// repair it, or move it aside with `UserDefaults.moveUnreadableFileAside()`.
+///
+/// Only where Foundation keeps the file itself (not on Apple platforms, where
+/// `cfprefsd` owns it) and where the package can locate it.
+public struct UnreadableDefaultsFile: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The suite's file.
+    public let url: URL
+    /// Why it cannot be read: `"it is empty"` or the parser's message.
+    public let reason: String
+
+    /// `The UserDefaults file /home/me/.config/app.plist cannot be read (it is empty); …`.
+    public var description: String {
+        "The UserDefaults file \(url.path) cannot be read (\(reason)); "
+            + "writing would replace every value in it, so nothing was written. Repair it or move it aside."
+    }
+}
+
+extension UserDefaults {
+
+    /// Moves the suite's unreadable file aside (to `NAME.unreadable-DATE.plist` next to
+    /// it), so that writes work again, starting from an empty suite.
+    ///
+    /// - Returns: Where the file went, or `nil` when there is no unreadable file.
+    /// - Throws: The file system's error when the file cannot be moved.
+    @discardableResult
+    public func moveUnreadableFileAside() throws -> URL? {
+        guard let problem = unreadableFile() else { return nil }
+        let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "-")
+        let name = problem.url.deletingPathExtension().lastPathComponent + ".unreadable-\(stamp).plist"
+        let destination = problem.url.deletingLastPathComponent().appendingPathComponent(name)
+        try FileManager.default.moveItem(at: problem.url, to: destination)
+        SuiteFileCheck.forget(problem.url)
+        return destination
+    }
+
+    /// Throws `UnreadableDefaultsFile` when the suite's file exists and does not parse.
+    func checkFileBeforeWriting() throws {
+        if let problem = unreadableFile() { throw problem }
+    }
+
+    /// The problem with the suite's file, or `nil` when it parses, is absent, or cannot
+    /// be located.
+    func unreadableFile() -> UnreadableDefaultsFile? {
+        guard let url = suiteFileURL else { return nil }
+        return SuiteFileCheck.problem(at: url)
+    }
+
+    /// Where Foundation keeps this suite, on platforms where it writes the file itself.
+    var suiteFileURL: URL? {
+        #if canImport(Darwin)
+        return nil
+        #else
+        // swift-corelibs-foundation keeps the suite name in a stored property; Mirror
+        // reads it. If that ever changes, the guard quietly does nothing.
+        guard let suite = Mirror(reflecting: self).children.first(where: { $0.label == "suite" }) else { return nil }
+        let name: String
+        if let suiteName = suite.value as? String {
+            name = suiteName
+        } else if case .some(.none) = suite.value as? String? {
+            name = Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
+        } else {
+            return nil
+        }
+        let environment = ProcessInfo.processInfo.environment
+        let base = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
+            ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".config")
+        return base.appendingPathComponent("\(name).plist")
+        #endif
+    }
+}
+
+/// Remembers files that parsed, by size and modification date, so that a write costs a
+/// `stat` rather than a parse unless the file changed since it was last checked.
+enum SuiteFileCheck {
+    private static let checked = Locked<[String: FileStamp]>([:])
+
+    private struct FileStamp: Equatable {
+        var size: Int
+        var modified: Date
+    }
+
+    private static func stamp(of url: URL) -> FileStamp? {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: url.path) else { return nil }
+        return FileStamp(
+            size: (attributes[.size] as? NSNumber)?.intValue ?? -1,
+            modified: attributes[.modificationDate] as? Date ?? .distantPast
+        )
+    }
+
+    static func problem(at url: URL) -> UnreadableDefaultsFile? {
+        guard let stamp = stamp(of: url) else { return nil }
+        if checked.withLock({ $0[url.path] == stamp }) { return nil }
+
+        let reason: String
+        do {
+            let data = try Data(contentsOf: url)
+            if data.isEmpty {
+                reason = "it is empty"
+            } else if try PropertyListSerialization.propertyList(from: data, format: nil) is [String: Any] {
+                checked.withLock { $0[url.path] = stamp }
+                return nil
+            } else {
+                reason = "it does not hold a dictionary"
+            }
+        } catch {
+            reason = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "\(error)"
+        }
+        return UnreadableDefaultsFile(url: url, reason: reason)
+    }
+
+    /// Records the file as Foundation just wrote it, so the next write need not parse it.
+    static func written(_ url: URL) {
+        guard let stamp = stamp(of: url) else { return }
+        checked.withLock { $0[url.path] = stamp }
+    }
+
+    static func forget(_ url: URL) {
+        checked.withLock { $0[url.path] = nil }
+    }
+}

@@ -1,0 +1,129 @@
+//
+//  UserDefaults+FileTests.swift
+//  DefaultsCoderTests
+//
+//  The guard against writing over an unreadable suite file, on real files. Foundation
+//  keeps the file itself only off Apple platforms, so these run there.
+//
+
+import Foundation
+import Testing
+@testable import DefaultsCoder
+
+/// A damaged suite file, and the reason the guard gives for it.
+struct DamagedFile: Sendable, CustomTestStringConvertible {
+    let name: String
+    let bytes: Data
+    let reason: String
+
+    var testDescription: String { name }
+
+    static let xml = try! PropertyListSerialization.data(fromPropertyList: ["a": 1, "b": "two"], format: .xml, options: 0)
+    static let binary = try! PropertyListSerialization.data(fromPropertyList: ["a": 1, "b": "two"], format: .binary, options: 0)
+
+    static let all: [DamagedFile] = [
+        DamagedFile(name: "zero-length", bytes: Data(), reason: "it is empty"),
+        DamagedFile(name: "truncated XML", bytes: xml.prefix(xml.count / 2), reason: parserMessage(xml.prefix(xml.count / 2))),
+        DamagedFile(name: "truncated binary", bytes: binary.prefix(20), reason: parserMessage(binary.prefix(20))),
+        DamagedFile(name: "garbage", bytes: Data("not a plist <at> all".utf8), reason: parserMessage(Data("not a plist <at> all".utf8))),
+        DamagedFile(
+            name: "an array, not a dictionary",
+            bytes: try! PropertyListSerialization.data(fromPropertyList: [1, 2], format: .xml, options: 0),
+            reason: "it does not hold a dictionary"
+        ),
+    ]
+
+    /// What Foundation's parser says about `data`.
+    static func parserMessage(_ data: Data) -> String {
+        do {
+            _ = try PropertyListSerialization.propertyList(from: data, format: nil)
+            return "(parses)"
+        } catch {
+            return (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "\(error)"
+        }
+    }
+}
+
+@Suite("UserDefaults+File")
+struct UserDefaultsFileTests {
+
+    init() {
+        ReportedFailures.install()
+    }
+
+    #if !canImport(Darwin)
+    @Test("the package finds the suite's file where Foundation writes it")
+    func locatesFile() throws {
+        let suite = TestSuite()
+        #expect(suite.defaults.suiteFileURL == suite.fileURL)
+        suite.defaults.set(1, forKey: "a")
+        suite.defaults.synchronize()
+        #expect(FileManager.default.fileExists(atPath: suite.fileURL.path))
+        #expect(suite.defaults.unreadableFile() == nil)
+    }
+
+    @Test("a damaged file: writes throw and leave it as it is; reads report it", arguments: DamagedFile.all)
+    func damagedFile(_ damage: DamagedFile) throws {
+        let suite = TestSuite()
+        try damage.bytes.write(to: suite.fileURL)
+        let expected = UnreadableDefaultsFile(url: suite.fileURL, reason: damage.reason)
+        #expect(damage.reason != "(parses)")
+
+        // Writes through the package: nothing written, the file untouched.
+        #expect(throws: expected) { try suite.defaults.encode(5, forKey: "x") }
+        #expect(throws: expected) { try suite.defaults.set(5, for: .launchCount) }
+        #expect(throws: expected) { try suite.defaults.removeValue(for: .launchCount) }
+        let name = uniqueKey("damaged")
+        let key = DefaultsKey<Int>(name, default: 7)
+        suite.defaults[key] = 5
+        #expect(suite.defaults.object(forKey: "x") == nil)
+        #expect(try Data(contentsOf: suite.fileURL) == damage.bytes)
+
+        // Reads: the throwing ones say why the key is absent; the others report it.
+        #expect(throws: expected) { try suite.defaults.decode(Int.self, forKey: "a") }
+        #expect(throws: expected) { try suite.defaults.value(for: key) }
+        #expect(suite.defaults[key] == 7)
+        let reports = ReportedFailures.reports(for: name)
+        #expect(reports.map(\.operation) == [.write, .read])
+        #expect(reports.first?.error as? UnreadableDefaultsFile == expected)
+        #expect(expected.description == "The UserDefaults file \(suite.fileURL.path) cannot be read (\(damage.reason)); writing would replace every value in it, so nothing was written. Repair it or move it aside.")
+    }
+
+    @Test("moving the damaged file aside keeps it and lets writes work again")
+    func moveAside() throws {
+        let suite = TestSuite()
+        let damaged = Data("garbage".utf8)
+        try damaged.write(to: suite.fileURL)
+        #expect(throws: UnreadableDefaultsFile.self) { try suite.defaults.encode(1, forKey: "x") }
+
+        let moved = try #require(try suite.defaults.moveUnreadableFileAside())
+        defer { try? FileManager.default.removeItem(at: moved) }
+        #expect(try Data(contentsOf: moved) == damaged)
+        #expect(moved.deletingLastPathComponent() == suite.fileURL.deletingLastPathComponent())
+        #expect(moved.lastPathComponent.hasPrefix(suite.name + ".unreadable-"))
+
+        try suite.defaults.encode(1, forKey: "x")
+        #expect(try suite.defaults.decode(Int.self, forKey: "x") == 1)
+        #expect(try suite.defaults.moveUnreadableFileAside() == nil)
+    }
+
+    @Test("a file damaged after it was checked is caught at the next write")
+    func damagedLater() throws {
+        let suite = TestSuite()
+        try suite.defaults.encode(1, forKey: "a")
+        try suite.defaults.encode(2, forKey: "b")
+        try Data("<?xml".utf8).write(to: suite.fileURL)
+        #expect(throws: UnreadableDefaultsFile.self) { try suite.defaults.encode(3, forKey: "c") }
+        #expect(try Data(contentsOf: suite.fileURL) == Data("<?xml".utf8))
+    }
+    #endif
+
+    @Test("no file yet is not a problem")
+    func noFile() throws {
+        let suite = TestSuite()
+        #expect(suite.defaults.unreadableFile() == nil)
+        #expect(try suite.defaults.decode(Int.self, forKey: "a") == nil)
+        try suite.defaults.encode(1, forKey: "a")
+        #expect(try suite.defaults.decode(Int.self, forKey: "a") == 1)
+    }
+}
