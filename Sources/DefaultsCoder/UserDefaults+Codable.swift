@@ -62,13 +62,13 @@ extension UserDefaults {
     ///   stored, or `UnreadableDefaultsFile`; nothing is written then.
     public func encode<T: Encodable>(_ value: T, forKey key: String, encoder: KeyValueEncoder) throws {
         let stored = try encoder.encodeForUserDefaults(value)
-        try checkFileBeforeWriting()
-        if let stored {
-            set(stored, forKey: key)
-        } else {
-            removeObject(forKey: key)
+        try writeGuarded {
+            if let stored {
+                set(stored, forKey: key)
+            } else {
+                removeObject(forKey: key)
+            }
         }
-        persistIfNeeded()
         announceChange(of: key)
     }
 
@@ -104,11 +104,27 @@ extension UserDefaults {
         return try decoder.decodeFromUserDefaults(T.self, from: object)
     }
 
-    /// Writes the suite to disk where Foundation would not do it by itself.
-    func persistIfNeeded() {
-        #if !canImport(Darwin)
-        synchronize()
-        if let url = suiteFileURL { SuiteFileCheck.written(url) }
+    /// Checks the suite's file, runs `write`, and writes the suite to disk where
+    /// Foundation would not do it by itself.
+    ///
+    /// Package writes to one file take turns: Foundation rewrites the file in place, and
+    /// another write's check must not read it half written (the stress test saw a
+    /// zero-length file without this).
+    func writeGuarded(_ write: () -> Void) throws {
+        #if canImport(Darwin)
+        write()
+        #else
+        guard let url = suiteFileURL else {
+            write()
+            synchronize()
+            return
+        }
+        try SuiteFileCheck.withWriteLock(for: url) {
+            if let problem = SuiteFileCheck.problem(at: url) { throw problem }
+            write()
+            synchronize()
+            SuiteFileCheck.written(url)
+        }
         #endif
     }
 }

@@ -52,16 +52,12 @@ extension UserDefaults {
         return destination
     }
 
-    /// Throws `UnreadableDefaultsFile` when the suite's file exists and does not parse.
-    func checkFileBeforeWriting() throws {
-        if let problem = unreadableFile() { throw problem }
-    }
-
     /// The problem with the suite's file, or `nil` when it parses, is absent, or cannot
     /// be located.
     func unreadableFile() -> UnreadableDefaultsFile? {
         guard let url = suiteFileURL else { return nil }
-        return SuiteFileCheck.problem(at: url)
+        // Under the write lock, so as not to read a file a package write is rewriting.
+        return SuiteFileCheck.withWriteLock(for: url) { SuiteFileCheck.problem(at: url) }
     }
 
     /// Where Foundation keeps this suite, on platforms where it writes the file itself.
@@ -88,10 +84,11 @@ extension UserDefaults {
     }
 }
 
-/// Remembers files that parsed, by size and modification date, so that a write costs a
-/// `stat` rather than a parse unless the file changed since it was last checked.
+/// Remembers what each file check found, by the file's size and modification date, so
+/// that a write costs a `stat` rather than a parse unless the file changed. (Failures are
+/// remembered too: Foundation on Linux leaks a little on every failed parse.)
 enum SuiteFileCheck {
-    private static let checked = Locked<[String: FileStamp]>([:])
+    private static let checked = Locked<[String: (stamp: FileStamp, problem: UnreadableDefaultsFile?)]>([:])
 
     private struct FileStamp: Equatable {
         var size: Int
@@ -108,15 +105,19 @@ enum SuiteFileCheck {
 
     static func problem(at url: URL) -> UnreadableDefaultsFile? {
         guard let stamp = stamp(of: url) else { return nil }
-        if checked.withLock({ $0[url.path] == stamp }) { return nil }
+        if let known = checked.withLock({ $0[url.path] }), known.stamp == stamp { return known.problem }
+        let problem = parse(url)
+        checked.withLock { $0[url.path] = (stamp, problem) }
+        return problem
+    }
 
+    private static func parse(_ url: URL) -> UnreadableDefaultsFile? {
         let reason: String
         do {
             let data = try Data(contentsOf: url)
             if data.isEmpty {
                 reason = "it is empty"
             } else if try PropertyListSerialization.propertyList(from: data, format: nil) is [String: Any] {
-                checked.withLock { $0[url.path] = stamp }
                 return nil
             } else {
                 reason = "it does not hold a dictionary"
@@ -127,10 +128,25 @@ enum SuiteFileCheck {
         return UnreadableDefaultsFile(url: url, reason: reason)
     }
 
+    private static let writeLocks = Locked<[String: NSLock]>([:])
+
+    /// Runs `body` while no other package write to the same file runs.
+    static func withWriteLock<R>(for url: URL, _ body: () throws -> R) rethrows -> R {
+        let lock = writeLocks.withLock { locks in
+            if let lock = locks[url.path] { return lock }
+            let lock = NSLock()
+            locks[url.path] = lock
+            return lock
+        }
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+
     /// Records the file as Foundation just wrote it, so the next write need not parse it.
     static func written(_ url: URL) {
         guard let stamp = stamp(of: url) else { return }
-        checked.withLock { $0[url.path] = stamp }
+        checked.withLock { $0[url.path] = (stamp, nil) }
     }
 
     static func forget(_ url: URL) {

@@ -52,9 +52,7 @@ extension UserDefaults {
     /// - Throws: `UnreadableDefaultsFile` when the suite's file exists but does not parse
     ///   (writing would replace it); nothing is removed then.
     public func removeValue<Value>(for key: DefaultsKey<Value>) throws {
-        try checkFileBeforeWriting()
-        removeObject(forKey: key.name)
-        persistIfNeeded()
+        try writeGuarded { removeObject(forKey: key.name) }
         announceChange(of: key.name)
     }
 

@@ -209,6 +209,53 @@ struct UserDefaultsCodableTests {
         #endif
     }
 
+    @Test("stress: many tasks encode, decode, read and write one suite at once, observed")
+    func stress() async throws {
+        let suite = TestSuite()
+        let shared = DefaultsKey<GeneratedValue?>("shared")
+        let heard = Locked(0)
+        let observations = (0..<4).map { _ in suite.defaults.observe(shared) { _, _ in heard.withLock { $0 += 1 } } }
+        let defaults = SendableAny(suite.defaults)
+        let consumer = Task {
+            var count = 0
+            for await _ in (defaults.value as! UserDefaults).updates(for: shared) { count += 1 }
+            return count
+        }
+
+        let finals = try await withThrowingTaskGroup(of: (Int, GeneratedValue).self) { group in
+            for worker in 0..<8 {
+                group.addTask {
+                    let defaults = defaults.value as! UserDefaults
+                    var last = GeneratedValue.empty
+                    for round in 0..<40 {
+                        var generator = ValueGenerator(source: SeededEntropy(seed: UInt64(worker * 1_000 + round)), nestedNils: false, maxDepth: 3)
+                        let value = generator.value()
+                        try defaults.encode(value, forKey: "worker.\(worker)")
+                        defaults[shared] = value
+                        let back = try defaults.decode(GeneratedValue.self, forKey: "worker.\(worker)")
+                        #expect(back == value, "worker \(worker), round \(round)")
+                        let tree = try KeyValueEncoder().encode(value)
+                        #expect(try KeyValueDecoder().decode(GeneratedValue.self, from: tree as Any) == value)
+                        _ = defaults[shared]
+                        last = value
+                    }
+                    return (worker, last)
+                }
+            }
+            var finals: [Int: GeneratedValue] = [:]
+            for try await (worker, last) in group { finals[worker] = last }
+            return finals
+        }
+
+        for (worker, last) in finals {
+            #expect(try suite.defaults.decode(GeneratedValue.self, forKey: "worker.\(worker)") == last)
+        }
+        #expect(heard.withLock { $0 } > 0)
+        consumer.cancel()
+        #expect(await consumer.value > 0)
+        withExtendedLifetime(observations) {}
+    }
+
     // MARK: Through the file on disk and a second process
 
     @Test("every promised value survives the plist file and a new process (written here)")
