@@ -93,4 +93,20 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("Settings defaults read: PropertyListDecoder(data(forKey:))", configuration: configuration) { benchmark in
         for _ in benchmark.scaledIterations { blackHole(try PropertyListDecoder().decode(Settings.self, from: defaults.data(forKey: "blob")!)) }
     }
+
+    // Typed keys: the subscript, and what an observer adds to a write (it re-reads and
+    // compares; the value written is the same each time, so no event is delivered).
+    let typed = DefaultsKey<Settings?>("typed")
+    defaults[typed] = settings
+    Benchmark("Settings defaults write: DefaultsCoder subscript[key]", configuration: configuration) { benchmark in
+        for _ in benchmark.scaledIterations { defaults[typed] = settings }
+    }
+    Benchmark("Settings defaults write: DefaultsCoder subscript[key], 1 observer", configuration: configuration) { benchmark in
+        let observation = defaults.observe(typed) { _, new in blackHole(new) }
+        for _ in benchmark.scaledIterations { defaults[typed] = settings }
+        observation.cancel()
+    }
+    Benchmark("Settings defaults read: DefaultsCoder subscript[key]", configuration: configuration) { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(defaults[typed]) }
+    }
 }
