@@ -20,7 +20,8 @@ import Foundation
 /// `DefaultsKey` is the only subclass; the class exists so that members declared here
 /// are found through `DefaultsKey<Value>` by leading-dot syntax.
 public class DefaultsKeys: @unchecked Sendable {
-    // No stored state: `@unchecked` is only needed because the class is not final.
+    // Only `let`s of Sendable types: `@unchecked` is needed because the class is not
+    // final, and it cannot be subclassed outside this module.
 
     /// The key's name in `UserDefaults`.
     public let name: String
