@@ -177,8 +177,9 @@ struct ReadmeTests {
         #expect(printed.values == ["theme: dark → light"])
 
         let seen = Recorded<Theme>()
+        let themes = defaults.updates(for: .theme)
         let task = Task {
-            for await theme in defaults.updates(for: .theme) {
+            for await theme in themes {
                 seen.append(theme)
             }
         }
