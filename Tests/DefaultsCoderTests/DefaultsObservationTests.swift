@@ -108,7 +108,7 @@ struct DefaultsObservationTests {
                 continuation.resume()
             }.start()
         }
-        while events.withLock({ $0.isEmpty }) { await Task.yield() }
+        #expect(await eventually { !events.withLock { $0.isEmpty } })
         #expect(events.withLock { $0 } == [[0, 1]])
         withExtendedLifetime(observation) {}
     }
@@ -168,7 +168,7 @@ struct DefaultsObservationTests {
             }
             return "ended"
         }
-        while received.withLock({ $0.isEmpty }) { await Task.yield() }
+        #expect(await eventually { !received.withLock { $0.isEmpty } })
         task.cancel()
         #expect(await task.value == "ended")
         suite.defaults[.launchCount] = 1

@@ -183,7 +183,7 @@ struct ReadmeTests {
                 seen.append(theme)
             }
         }
-        while seen.values.isEmpty { await Task.yield() }
+        #expect(await eventually { !seen.values.isEmpty })
         task.cancel()
         await task.value
         #expect(seen.values == [.dark])

@@ -298,3 +298,14 @@ final class Recorded<Element>: @unchecked Sendable {
         elements.withLock { $0 }
     }
 }
+
+/// Waits until `condition` holds, for at most `seconds`; returns whether it held. Tests
+/// that wait for another thread use it, so that a missing event fails instead of hanging.
+func eventually(within seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while !condition() {
+        if Date() > deadline { return false }
+        try? await Task.sleep(nanoseconds: 1_000_000)
+    }
+    return true
+}
