@@ -19,16 +19,18 @@ import Foundation
 /// ```
 public final class DefaultsObservation: Sendable {
     private let name: String
-    private let id: ObjectIdentifier
+    private let observer: any Rechecking
 
-    init(name: String, id: ObjectIdentifier) {
+    fileprivate init(name: String, observer: any Rechecking) {
         self.name = name
-        self.id = id
+        self.observer = observer
     }
 
-    /// Stops the observation. Calling it again does nothing.
+    /// Stops the observation: once this returns, the handler is not called again (a call
+    /// already running on another thread may still finish). Calling it again does nothing.
     public func cancel() {
-        ObservationRegistry.shared.remove(id, for: name)
+        observer.cancel()
+        ObservationRegistry.shared.remove(ObjectIdentifier(observer), for: name)
     }
 
     deinit {
@@ -108,7 +110,7 @@ extension UserDefaults {
     ) -> (observation: DefaultsObservation, current: Value) {
         let observer = KeyObserver(defaults: self, key: key, handler: handler)
         ObservationRegistry.shared.add(observer, for: key.name)
-        return (DefaultsObservation(name: key.name, id: ObjectIdentifier(observer)), observer.current)
+        return (DefaultsObservation(name: key.name, observer: observer), observer.current)
     }
 
     /// Tells observers and listeners that this package changed the value for `name`.
@@ -139,6 +141,7 @@ final class Locked<State>: @unchecked Sendable {
 /// An observer the registry can ask to look at its key again.
 private protocol Rechecking: AnyObject, Sendable {
     func recheck()
+    func cancel()
 }
 
 /// The observers of all keys, by key name. An observer of suite A's `"k"` also rechecks
@@ -192,14 +195,20 @@ private final class KeyObserver<Value: Codable & Sendable>: Rechecking, @uncheck
     private let defaults: UserDefaults
     private let key: DefaultsKey<Value>
     private let handler: @Sendable (Value, Value) -> Void
-    private let last: Locked<(stored: Any?, value: Value)>
+    private let last: Locked<(stored: Any?, value: Value, isCancelled: Bool)>
 
     init(defaults: UserDefaults, key: DefaultsKey<Value>, handler: @escaping @Sendable (Value, Value) -> Void) {
         self.defaults = defaults
         self.key = key
         self.handler = handler
         let stored = defaults.object(forKey: key.name)
-        last = Locked((stored, defaults.readValue(for: key, stored: stored)))
+        last = Locked((stored, defaults.readValue(for: key, stored: stored), false))
+    }
+
+    /// Under the same lock as `recheck`'s comparison: an announcement that took its list
+    /// of observers before the token was cancelled finds this and reports nothing.
+    func cancel() {
+        last.withLock { $0.isCancelled = true }
     }
 
     var current: Value {
@@ -210,9 +219,10 @@ private final class KeyObserver<Value: Codable & Sendable>: Rechecking, @uncheck
         // Read and compare under the lock, so that two writers racing each report a
         // change once; call the handler outside it, so that it may write again.
         let change: (old: Value, new: Value)? = last.withLock { last in
+            if last.isCancelled { return nil }
             let stored = defaults.object(forKey: key.name)
             let value = defaults.readValue(for: key, stored: stored)
-            defer { last = (stored, value) }
+            defer { (last.stored, last.value) = (stored, value) }
             if isSame(last.value, value, stored: last.stored, stored) { return nil }
             return (last.value, value)
         }

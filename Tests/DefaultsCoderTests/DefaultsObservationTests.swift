@@ -82,6 +82,24 @@ struct DefaultsObservationTests {
         #expect(released == nil)
     }
 
+    @Test("after cancel() returns, later changes are not reported, even by announcements already running")
+    func cancelDuringAnnouncements() {
+        let suite = TestSuite()
+        let seen = Locked<[Int]>([])
+        let observation = suite.defaults.observe(.launchCount) { _, new in seen.withLock { $0.append(new) } }
+        // Announcements on other threads take their list of observers, then recheck each.
+        let stop = Locked(false)
+        let announcers = (0..<2).map { _ in
+            Thread { while !stop.withLock({ $0 }) { ObservationRegistry.shared.checkAll() } }
+        }
+        announcers.forEach { $0.start() }
+        for value in 1...20 { suite.defaults[.launchCount] = value }
+        observation.cancel()
+        for value in 100...400 { suite.defaults[.launchCount] = value }
+        stop.withLock { $0 = true }
+        #expect(seen.withLock { $0 }.allSatisfy { $0 <= 20 })
+    }
+
     @Test("an observer of one suite does not hear writes to the same key in another")
     func otherSuite() {
         let suite = TestSuite()
