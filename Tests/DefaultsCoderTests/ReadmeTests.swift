@@ -174,7 +174,7 @@ struct ReadmeTests {
         defaults[.theme] = .light
         observation.cancel()
         defaults[.theme] = .dark
-        #expect(printed.values == ["theme: dark → light"])
+        #expect(await eventually { printed.values == ["theme: dark → light"] })
 
         let seen = Recorded<Theme>()
         let themes = defaults.updates(for: .theme)

@@ -79,7 +79,7 @@ struct UserDefaultTests {
         settings.launchCount = 3
         settings.launchCount = 3
         settings.$launchCount.reset()
-        #expect(events.withLock { $0 } == [[0, 3], [3, 0]])
+        #expect(await eventually { events.withLock { $0 } == [[0, 3], [3, 0]] })
         observation.cancel()
 
         var iterator = settings.$launchCount.updates.makeAsyncIterator()
