@@ -179,6 +179,31 @@ func isArray(_ value: Any) -> Bool {
     value is [Any] || (isObject(value) && value is NSArray)
 }
 
+// MARK: - Reading coding errors
+
+/// The path and message of a `DecodingError` or `EncodingError` (for `keyNotFound`, the
+/// path ends with the missing key), or `nil` for any other error.
+func codingErrorContext(of error: any Error) -> (codingPath: [any CodingKey], debugDescription: String)? {
+    switch error {
+    case let error as DecodingError:
+        switch error {
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+            return (context.codingPath, context.debugDescription)
+        case .keyNotFound(let key, let context):
+            return (context.codingPath + [key], context.debugDescription)
+        @unknown default:
+            return nil
+        }
+    case let error as EncodingError:
+        switch error {
+        case .invalidValue(_, let context): return (context.codingPath, context.debugDescription)
+        @unknown default: return nil
+        }
+    default:
+        return nil
+    }
+}
+
 // MARK: - Describing values
 
 /// The name of a value's type as error messages show it: `Int`, `String`, `Bool`,

@@ -97,8 +97,7 @@ extension UserDefaults {
     public func decode<T: Decodable>(_ type: T.Type = T.self, forKey key: String, decoder: KeyValueDecoder) throws -> T? {
         // `object(forKey:)` only: `url(forKey:)` and the number getters convert silently.
         guard let object = object(forKey: key) else {
-            // An unreadable file reads as an empty suite: say so instead of "absent".
-            if let problem = unreadableFile() { throw problem }
+            try throwIfFileUnreadable()
             return nil
         }
         return try decoder.decodeFromUserDefaults(T.self, from: object)

@@ -52,6 +52,12 @@ extension UserDefaults {
         return destination
     }
 
+    /// Called when a key is absent: an unreadable file reads as an empty suite, so say
+    /// that instead of "absent".
+    func throwIfFileUnreadable() throws {
+        if let problem = unreadableFile() { throw problem }
+    }
+
     /// The problem with the suite's file, or `nil` when it parses, is absent, or cannot
     /// be located.
     func unreadableFile() -> UnreadableDefaultsFile? {

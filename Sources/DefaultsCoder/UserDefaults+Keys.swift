@@ -102,8 +102,7 @@ extension UserDefaults {
     /// Decodes `stored` for `key`, falling back to the key's legacy format.
     func value<Value>(for key: DefaultsKey<Value>, stored: Any?) throws -> Value {
         guard let stored else {
-            // An unreadable file reads as an empty suite: say so instead of "absent".
-            if let problem = unreadableFile() { throw problem }
+            try throwIfFileUnreadable()
             return key.defaultValue
         }
         do {
@@ -169,46 +168,12 @@ public struct DefaultsFailure: Error, Sendable, CustomStringConvertible {
 
     /// The coding path inside the value where the error happened, when it has one.
     public var codingPath: [any CodingKey] {
-        switch error {
-        case let error as DecodingError:
-            switch error {
-            case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
-                return context.codingPath
-            case .keyNotFound(let key, let context):
-                return context.codingPath + [key]
-            @unknown default:
-                return []
-            }
-        case let error as EncodingError:
-            switch error {
-            case .invalidValue(_, let context): return context.codingPath
-            @unknown default: return []
-            }
-        default:
-            return []
-        }
+        codingErrorContext(of: error)?.codingPath ?? []
     }
 
     /// `DefaultsCoder: cannot read "owner", returning its default: Expected … at SELF.name, found Int`.
     public var description: String {
-        let message: String
-        switch error {
-        case let error as DecodingError:
-            switch error {
-            case .typeMismatch(_, let context), .valueNotFound(_, let context),
-                 .keyNotFound(_, let context), .dataCorrupted(let context):
-                message = context.debugDescription
-            @unknown default:
-                message = "\(error)"
-            }
-        case let error as EncodingError:
-            switch error {
-            case .invalidValue(_, let context): message = context.debugDescription
-            @unknown default: message = "\(error)"
-            }
-        default:
-            message = "\(error)"
-        }
+        let message = codingErrorContext(of: error)?.debugDescription ?? "\(error)"
         switch operation {
         case .read: return "DefaultsCoder: cannot read \"\(key)\", returning its default: \(message)"
         case .write: return "DefaultsCoder: cannot store \"\(key)\", leaving it as it was: \(message)"

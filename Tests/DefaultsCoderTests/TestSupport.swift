@@ -145,47 +145,12 @@ func runDemo(_ arguments: [String]) throws -> (output: String, status: Int32) {
 
 /// The `debugDescription` of a coding error, or `nil` for other errors.
 func debugDescription(of error: (any Error)?) -> String? {
-    switch error {
-    case let error as DecodingError:
-        switch error {
-        case .typeMismatch(_, let context), .valueNotFound(_, let context),
-             .keyNotFound(_, let context), .dataCorrupted(let context):
-            return context.debugDescription
-        @unknown default:
-            return nil
-        }
-    case let error as EncodingError:
-        switch error {
-        case .invalidValue(_, let context): return context.debugDescription
-        @unknown default: return nil
-        }
-    default:
-        return nil
-    }
+    error.flatMap { codingErrorContext(of: $0)?.debugDescription }
 }
 
 /// The coding path of a coding error, in readable form (`SELF[1].name`).
 func readablePath(of error: (any Error)?) -> String? {
-    let path: [any CodingKey]
-    switch error {
-    case let error as DecodingError:
-        switch error {
-        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
-            path = context.codingPath
-        case .keyNotFound(let key, let context):
-            path = context.codingPath + [key]
-        @unknown default:
-            return nil
-        }
-    case let error as EncodingError:
-        switch error {
-        case .invalidValue(_, let context): path = context.codingPath
-        @unknown default: return nil
-        }
-    default:
-        return nil
-    }
-    return DefaultsCoder.readablePath(path)
+    error.flatMap { codingErrorContext(of: $0) }.map { DefaultsCoder.readablePath($0.codingPath) }
 }
 
 /// Encodes then decodes `value` with the given coders and expects an equal value back.
