@@ -175,15 +175,9 @@ func checkRoundTrip<T: Codable & Equatable>(_ value: T, plain: LosslessCoders = 
 
 func checkUserDefaultsRoundTrip<T: Codable & Equatable>(_ value: T) {
     do {
-        guard let stored = try KeyValueEncoder().encodeForUserDefaults(value) else { return }
-        let data = try PropertyListSerialization.data(fromPropertyList: ["key": stored], format: .xml, options: 0)
-        let parsed = try PropertyListSerialization.propertyList(from: data, format: nil)
-        guard let object = (parsed as? [String: Any])?["key"] else {
-            fatalError("the stored form of \(T.self) did not parse back: \(stored)")
-        }
-        let back = try KeyValueDecoder().decodeFromUserDefaults(T.self, from: object)
+        guard let back = try throughXMLPlist(value) else { return }
         if !same(back, value) {
-            fatalError("UserDefaults round trip changed \(T.self): \(value) became \(back), stored \(stored)")
+            fatalError("UserDefaults round trip changed \(T.self): \(value) became \(back)")
         }
     } catch is EncodingError {
         // Refusing to store (such as `Decimal.nan`) is the contract, not a loss.

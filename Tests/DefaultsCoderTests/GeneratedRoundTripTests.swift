@@ -69,10 +69,7 @@ struct GeneratedRoundTripTests {
     @Test("UserDefaults form through an XML plist")
     func storedForm() {
         expectRoundTrips(seeds: Self.seeds(Self.storedCount, offset: 1_000_000), nestedNils: true, "stored form") { value in
-            let stored = try #require(try KeyValueEncoder().encodeForUserDefaults(value))
-            let data = try PropertyListSerialization.data(fromPropertyList: ["key": stored], format: .xml, options: 0)
-            let parsed = try #require(try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any])
-            return try KeyValueDecoder().decodeFromUserDefaults(GeneratedValue.self, from: try #require(parsed["key"]))
+            try #require(try throughXMLPlist(value))
         }
     }
 

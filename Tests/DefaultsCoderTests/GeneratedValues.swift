@@ -329,6 +329,22 @@ struct ValueGenerator<Source: Entropy> {
     }
 }
 
+// MARK: - The trip through a suite's file
+
+/// The stored form did not come back out of the plist it was written into.
+struct StoredFormLost: Error {}
+
+/// Encodes `value` in the UserDefaults form, writes it into an XML plist as a suite's
+/// file holds it, parses that and decodes it again; `nil` when the value stores as
+/// nothing (a `nil` removes the key).
+func throughXMLPlist<T: Codable>(_ value: T) throws -> T? {
+    guard let stored = try KeyValueEncoder().encodeForUserDefaults(value) else { return nil }
+    let data = try PropertyListSerialization.data(fromPropertyList: ["key": stored], format: .xml, options: 0)
+    let parsed = try PropertyListSerialization.propertyList(from: data, format: nil)
+    guard let object = (parsed as? [String: Any])?["key"] else { throw StoredFormLost() }
+    return try KeyValueDecoder().decodeFromUserDefaults(T.self, from: object)
+}
+
 // MARK: - Lossless strategies
 
 /// A pair of coders whose strategies claim to give back every value they take.
