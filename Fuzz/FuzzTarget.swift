@@ -72,7 +72,7 @@ func holdsBinarySet(_ bytes: [UInt8]) -> Bool {
 
 /// Decodes `tree` as every model with every decoder; each decode must succeed or throw
 /// a `DecodingError`, and what it decodes must survive encoding and decoding again.
-func decodeEverything(_ tree: Any, with decoders: [KeyValueDecoder]) {
+func decodeEverything(_ tree: Any, with decoders: [FuzzDecoder]) {
     for decoder in decoders {
         attempt(Profile.self, tree, decoder)
         attempt(Widths.self, tree, decoder)
@@ -96,7 +96,7 @@ func decodeEverything(_ tree: Any, with decoders: [KeyValueDecoder]) {
 }
 
 /// Decodes `tree` as a `T`, which must succeed or throw a `DecodingError`.
-func decodeOrStop<T: Decodable>(_: T.Type, _ tree: Any, _ decoder: KeyValueDecoder) -> T? {
+func decodeOrStop<T: Decodable>(_: T.Type, _ tree: Any, _ decoder: FuzzDecoder) -> T? {
     do {
         return try decoder.decode(T.self, from: tree)
     } catch is DecodingError {
@@ -106,12 +106,12 @@ func decodeOrStop<T: Decodable>(_: T.Type, _ tree: Any, _ decoder: KeyValueDecod
     }
 }
 
-func attempt<T: Decodable>(_: T.Type, _ tree: Any, _ decoder: KeyValueDecoder) {
+func attempt<T: Decodable>(_: T.Type, _ tree: Any, _ decoder: FuzzDecoder) {
     _ = decodeOrStop(T.self, tree, decoder)
 }
 
 /// Decodes, then checks that what was decoded survives a round trip of its own.
-func attempt<T: Codable & Equatable>(_: T.Type, _ tree: Any, _ decoder: KeyValueDecoder) {
+func attempt<T: Codable & Equatable>(_: T.Type, _ tree: Any, _ decoder: FuzzDecoder) {
     guard let decoded = decodeOrStop(T.self, tree, decoder) else { return }
     checkRoundTrip(decoded)
 }
@@ -202,7 +202,7 @@ func roundTripGeneratedValue(_ bytes: [UInt8]) {
 
 enum FuzzDecoders {
     /// Four decoders, their strategies picked by the bits of `byte`.
-    static func pick(_ byte: UInt8) -> [KeyValueDecoder] {
+    static func pick(_ byte: UInt8) -> [FuzzDecoder] {
         var plain = KeyValueDecoder()
         let dates: [KeyValueDecoder.DateDecodingStrategy] = [
             .date, .secondsSince1970, .millisecondsSince1970, .iso8601(includingFractionalSeconds: true),
@@ -227,10 +227,17 @@ enum FuzzDecoders {
         }
         custom.dataDecodingStrategy = .custom { _ in throw CustomFailure() }
 
-        var userDefaults = KeyValueDecoder()
-        userDefaults.isForUserDefaults = true
+        return [FuzzDecoder(), FuzzDecoder(decoder: plain), FuzzDecoder(decoder: custom), FuzzDecoder(stored: true)]
+    }
+}
 
-        return [KeyValueDecoder(), plain, custom, userDefaults]
+/// A decoder of the plain tree, or of the UserDefaults stored form.
+struct FuzzDecoder {
+    var decoder = KeyValueDecoder()
+    var stored = false
+
+    func decode<T: Decodable>(_: T.Type, from tree: Any) throws -> T {
+        stored ? try decoder.decodeFromUserDefaults(T.self, from: tree) : try decoder.decode(T.self, from: tree)
     }
 }
 

@@ -85,7 +85,10 @@ public final class DefaultsKey<Value: Codable & Sendable>: DefaultsKeys, @unchec
     }
 
     override func registrationValue() throws -> Any? {
-        try KeyValueEncoder().encodeForUserDefaults(defaultValue)
+        switch try KeyValueEncoder().encodeForUserDefaults(defaultValue) {
+        case .value(let tree): return tree
+        case .removal: return nil
+        }
     }
 }
 

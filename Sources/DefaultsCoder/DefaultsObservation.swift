@@ -122,22 +122,6 @@ extension UserDefaults {
 
 // MARK: - Machinery
 
-/// A value behind a lock.
-final class Locked<State>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var state: State
-
-    init(_ state: State) {
-        self.state = state
-    }
-
-    func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&state)
-    }
-}
-
 /// An observer the registry can ask to look at its key again.
 private protocol Rechecking: AnyObject, Sendable {
     func recheck()
@@ -217,15 +201,24 @@ private final class KeyObserver<Value: Codable & Sendable>: Rechecking, @uncheck
 
     func recheck() {
         // Read and compare under the lock, so that two writers racing each report a
-        // change once; call the handler outside it, so that it may write again.
+        // change once. Nothing that runs code of the app's — the handler, the failure
+        // handler — runs under it: either may write again, which rechecks here.
+        var failure: DefaultsFailure?
         let change: (old: Value, new: Value)? = last.withLock { last in
             if last.isCancelled { return nil }
             let stored = defaults.object(forKey: key.name)
-            let value = defaults.readValue(for: key, stored: stored)
+            let value: Value
+            do {
+                value = try defaults.value(for: key, stored: stored)
+            } catch {
+                failure = DefaultsFailure(key: key.name, operation: .read, error: error)
+                value = key.defaultValue
+            }
             defer { (last.stored, last.value) = (stored, value) }
             if isSame(last.value, value, stored: last.stored, stored) { return nil }
             return (last.value, value)
         }
+        if let failure { DefaultsFailure.report(failure) }
         if let change { handler(change.old, change.new) }
     }
 }

@@ -30,10 +30,10 @@ public struct KeyValueDecoder: Sendable {
     /// How `Date` values are read. Default: `.date`.
     public var dateDecodingStrategy: DateDecodingStrategy = .date
 
-    /// How `URL` values are read. Default: `.url`, which accepts every form the encoder writes.
+    /// How `URL` values are read. Default: `.url`.
     public var urlDecodingStrategy: URLDecodingStrategy = .url
 
-    /// How `Data` values are read. Default: `.data`, which accepts every form the encoder writes.
+    /// How `Data` values are read. Default: `.data`.
     public var dataDecodingStrategy: DataDecodingStrategy = .data
 
     /// How dictionary keys become coding keys. Default: `.useDefaultKeys`.
@@ -42,13 +42,14 @@ public struct KeyValueDecoder: Sendable {
     /// How numbers become integers. Default: `.exact`.
     public var intDecodingStrategy: IntDecodingStrategy = .exact
 
-    /// Set by the `UserDefaults` extension: read the forms it writes (see `KeyValueEncoder`).
-    var isForUserDefaults = false
-
     /// Creates a decoder with the default strategies.
     public init() {}
 
     /// Decodes a value of the given type from a plist-native `Any` tree.
+    ///
+    /// The type is used as given: a metatype held in a variable of a superclass type
+    /// (`let type: Person.Type = Employee.self`) decodes an `Employee`, as with
+    /// `JSONDecoder`.
     ///
     /// - Parameters:
     ///   - type: The type to decode.
@@ -57,11 +58,16 @@ public struct KeyValueDecoder: Sendable {
     /// - Throws: `DecodingError` with the path of the value that failed: `typeMismatch`,
     ///   `valueNotFound`, `keyNotFound` or `dataCorrupted`.
     public func decode<T: Decodable>(_ type: T.Type = T.self, from value: Any) throws -> T {
+        try decode(type, from: value, form: PlainDecodingForm(nilStrategy: nilDecodingStrategy))
+    }
+
+    /// Decodes `type` from `value` read in `form`.
+    func decode<T: Decodable, Form: DecodingForm>(_ type: T.Type, from value: Any, form: Form) throws -> T {
         // An `Any?` passed as `Any` arrives wrapped: unwrap it once here so the fast
         // paths below see the tree itself.
         let value = flattenOptional(value) ?? value
-        let decoder = DecoderImpl(options: self, value: value)
-        return try decoder.unbox(value, as: T.self, step: nil)
+        let decoder = DecoderImpl(options: self, form: form, value: value, parent: nil, step: nil)
+        return try decoder.unbox(value, as: type, parent: nil, step: nil)
     }
 }
 
@@ -94,10 +100,12 @@ extension KeyValueDecoder {
 
     /// How `URL` values are read.
     public enum URLDecodingStrategy: Sendable {
-        /// A native `URL`, an absolute-URL `String`, or the keyed `{relative, base}` form
-        /// that `URL`'s own `Codable` and `PropertyListEncoder` write.
+        /// A native `URL`, a `String` holding an absolute URL (one with a scheme), or the
+        /// keyed `{relative, base}` form that `URL`'s own `Codable` and
+        /// `PropertyListEncoder` write. A relative string such as `"hello"` is refused,
+        /// so that a value tried as a `URL` first is not taken for one by mistake.
         case url
-        /// A `String` only.
+        /// A `String`, absolute or relative, as `URL(string:)` reads it.
         case absoluteString
         /// Whatever the closure makes of the raw value.
         case custom(@Sendable (Any) throws -> URL)
@@ -105,7 +113,8 @@ extension KeyValueDecoder {
 
     /// How `Data` values are read.
     public enum DataDecodingStrategy: Sendable {
-        /// A native `Data`, a Base64 `String`, or an array of bytes (`Data`'s own `Codable`).
+        /// A native `Data`, or an array of bytes (`Data`'s own `Codable`). A `String` is
+        /// refused, even one that happens to be valid Base64: use `.base64` for those.
         case data
         /// A Base64 `String` only.
         case base64
@@ -139,205 +148,201 @@ extension KeyValueDecoder {
 
 // MARK: - Decoder
 
-/// The one object that decodes a whole tree: it pushes and pops the current value and
-/// path instead of making a decoder per value. It is also its own single value container.
-private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
+/// What a value read as an `Optional` holds.
+enum UnwrappedValue {
+    /// `nil`.
+    case none
+    /// A value: the tree of the wrapped value.
+    case some(Any)
+    /// A `nil` that a non-optional value wrote (a JSON-like `.null`): the wrapped type
+    /// may read a value of its own from it; if it cannot, the optional is `nil`.
+    case null(Any)
+}
+
+/// The one object that decodes a whole tree: it saves and restores the current value and
+/// its path around each nested value instead of making a decoder per value. It is also
+/// its own single value container.
+final class DecoderImpl<Form: DecodingForm>: Decoder, SingleValueDecodingContainer {
     let options: KeyValueDecoder
+    let form: Form
     let userInfo: [CodingUserInfoKey: Any]
 
-    /// The mutable state, pushed and popped for every nested value; `Unchecked`.
-    private struct State {
-        var path: PathStack
-        var value: Any
-    }
+    // Written for every nested value, by the one thread running the decode only, so
+    // runtime exclusivity checks are switched off.
 
-    private let state: Unchecked<State>
+    /// The node of the container that holds the value being decoded.
+    @exclusivity(unchecked) private var parent: CodingPathNode?
+    /// The value's step below `parent`, or `nil` when it is the same value.
+    @exclusivity(unchecked) private var step: PathStep?
+    @exclusivity(unchecked) private var value: Any
+    @exclusivity(unchecked) private var nesting = NestingGuard()
 
-    var path: PathStack {
-        @inline(__always) get { state.value.path }
-        @inline(__always) _modify { yield &state.value.path }
-    }
-    var value: Any {
-        @inline(__always) get { state.value.value }
-        @inline(__always) _modify { yield &state.value.value }
-    }
-
-    init(options: KeyValueDecoder, value: Any, path: PathStack = PathStack()) {
+    init(options: KeyValueDecoder, form: Form, value: Any, parent: CodingPathNode?, step: PathStep?) {
         self.options = options
-        self.userInfo = options.userInfo.isEmpty ? [:] : options.userInfo.mapValues { $0 as Any }
-        state = Unchecked(State(path: path, value: value))
+        self.form = form
+        self.userInfo = codingUserInfo(options.userInfo)
+        self.value = value
+        self.parent = parent
+        self.step = step
     }
 
-    deinit { state.release() }
+    var codingPath: [any CodingKey] { CodingPathNode.codingPath(of: parent, then: step) }
 
-    var codingPath: [any CodingKey] { path.codingPath(depth: path.depth) }
-
-    // MARK: Nil
-
-    @inline(__always)
-    func isNull(_ value: Any) -> Bool {
-        if options.isForUserDefaults {
-            guard let value = flattenOptional(value) else { return true }
-            return (value as? String) == storedNull
-        }
-        return options.nilDecodingStrategy.isNull(value)
-    }
-
-    /// Undoes one level of the escaping that `StorableOptional` applies in UserDefaults.
-    func unescapeStoredNull(_ value: Any) -> Any {
-        if let string = value as? String, string.hasPrefix("$$"), isEscapedNullForm(string) {
-            return String(string.dropFirst())
-        }
-        return value
-    }
-
-    // MARK: Errors
-
-    func errorPath(_ step: @autoclosure () -> PathStep?) -> [any CodingKey] {
-        path.codingPath(depth: path.depth, last: step())
+    func path(_ node: CodingPathNode?, _ step: PathStep?) -> [any CodingKey] {
+        CodingPathNode.codingPath(of: node, then: step)
     }
 
     @inline(never)
-    func mismatch(_ expected: String, _ type: Any.Type, _ value: Any, _ step: @autoclosure () -> PathStep?) -> DecodingError {
-        if isNull(value) {
-            return .nullFound(expected: expected, type: type, at: errorPath(step()))
-        }
-        return .mismatch(expected: expected, type: type, found: value, at: errorPath(step()))
+    func mismatch(_ type: Any.Type, expected: Any.Type? = nil, _ value: Any, _ node: CodingPathNode?, _ step: PathStep?) -> DecodingError {
+        .mismatch(type, expected: expected, found: form.describe(value), at: path(node, step))
     }
 
     // MARK: Decoder
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        let dictionary = try unboxDictionary(value, step: nil, depth: path.depth, extra: [])
-        return KeyedDecodingContainer(KeyedContainer<Key>(decoder: self, dictionary: dictionary, depth: path.depth, extra: []))
+        let node = CodingPathNode.appending(step, to: parent)
+        let dictionary = try unboxDictionary(value, parent: parent, step: step, node: node)
+        return KeyedDecodingContainer(KeyedContainer<Key, Form>(decoder: self, dictionary: dictionary, node: node))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        let array = try unboxArray(value, step: nil)
-        return UnkeyedContainer(decoder: self, array: array, depth: path.depth, extra: [])
+        let array = try unboxArray(value, parent: parent, step: step)
+        return UnkeyedContainer(decoder: self, array: array, node: CodingPathNode.appending(step, to: parent))
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer { self }
 
     // MARK: SingleValueDecodingContainer
 
-    func decodeNil() -> Bool { isNull(value) }
-    func decode(_ type: Bool.Type) throws -> Bool { try unboxBool(value, step: nil) }
-    func decode(_ type: String.Type) throws -> String { try unboxString(value, step: nil) }
-    func decode(_ type: Double.Type) throws -> Double { try unboxDouble(value, step: nil) }
-    func decode(_ type: Float.Type) throws -> Float { try unboxFloat(value, step: nil) }
-    func decode(_ type: Int.Type) throws -> Int { try unboxInteger(value, step: nil) }
-    func decode(_ type: Int8.Type) throws -> Int8 { try unboxInteger(value, step: nil) }
-    func decode(_ type: Int16.Type) throws -> Int16 { try unboxInteger(value, step: nil) }
-    func decode(_ type: Int32.Type) throws -> Int32 { try unboxInteger(value, step: nil) }
-    func decode(_ type: Int64.Type) throws -> Int64 { try unboxInteger(value, step: nil) }
-    func decode(_ type: UInt.Type) throws -> UInt { try unboxInteger(value, step: nil) }
-    func decode(_ type: UInt8.Type) throws -> UInt8 { try unboxInteger(value, step: nil) }
-    func decode(_ type: UInt16.Type) throws -> UInt16 { try unboxInteger(value, step: nil) }
-    func decode(_ type: UInt32.Type) throws -> UInt32 { try unboxInteger(value, step: nil) }
-    func decode(_ type: UInt64.Type) throws -> UInt64 { try unboxInteger(value, step: nil) }
-    func decode<T: Decodable>(_ type: T.Type) throws -> T { try unbox(value, as: T.self, step: nil) }
+    func decodeNil() -> Bool { form.isNull(value) }
+    func decode(_ type: Bool.Type) throws -> Bool { try unboxBool(value, parent: parent, step: step) }
+    func decode(_ type: String.Type) throws -> String { try unboxString(value, parent: parent, step: step) }
+    func decode(_ type: Double.Type) throws -> Double { try unboxDouble(value, parent: parent, step: step) }
+    func decode(_ type: Float.Type) throws -> Float { try unboxFloat(value, parent: parent, step: step) }
+    func decode(_ type: Int.Type) throws -> Int { try unboxInteger(value, parent: parent, step: step) }
+    func decode(_ type: Int8.Type) throws -> Int8 { try unboxInteger(value, parent: parent, step: step) }
+    func decode(_ type: Int16.Type) throws -> Int16 { try unboxInteger(value, parent: parent, step: step) }
+    func decode(_ type: Int32.Type) throws -> Int32 { try unboxInteger(value, parent: parent, step: step) }
+    func decode(_ type: Int64.Type) throws -> Int64 { try unboxInteger(value, parent: parent, step: step) }
+    func decode(_ type: UInt.Type) throws -> UInt { try unboxInteger(value, parent: parent, step: step) }
+    func decode(_ type: UInt8.Type) throws -> UInt8 { try unboxInteger(value, parent: parent, step: step) }
+    func decode(_ type: UInt16.Type) throws -> UInt16 { try unboxInteger(value, parent: parent, step: step) }
+    func decode(_ type: UInt32.Type) throws -> UInt32 { try unboxInteger(value, parent: parent, step: step) }
+    func decode(_ type: UInt64.Type) throws -> UInt64 { try unboxInteger(value, parent: parent, step: step) }
+    func decode<T: Decodable>(_ type: T.Type) throws -> T { try unbox(value, as: type, parent: parent, step: step) }
 
     // MARK: Unboxing
 
-    /// Decodes `value` as `T`, one `step` below the current path.
-    func unbox<T: Decodable>(_ value: Any, as _: T.Type, step: @autoclosure () -> PathStep?) throws -> T {
+    /// Decodes `value`, which sits `step` below the container at `parent`, as `type`.
+    func unbox<T: Decodable>(_ value: Any, as type: T.Type, parent: CodingPathNode?, step: @autoclosure () -> PathStep?) throws -> T {
         // Metatype checks first: a pointer compare, and no `init(from:)` round trip.
-        if T.self == String.self { return try unboxString(value, step: step()) as! T }
-        if T.self == Int.self { return try unboxInteger(value, step: step()) as Int as! T }
-        if T.self == Double.self { return try unboxDouble(value, step: step()) as! T }
-        if T.self == Bool.self { return try unboxBool(value, step: step()) as! T }
-        if T.self == PrimitiveArrays.strings, let strings = value as? [String] { return strings as! T }
+        if T.self == String.self { return try unboxString(value, parent: parent, step: step()) as! T }
+        if T.self == Int.self { return try unboxInteger(value, parent: parent, step: step()) as Int as! T }
+        if T.self == Double.self { return try unboxDouble(value, parent: parent, step: step()) as! T }
+        if T.self == Bool.self { return try unboxBool(value, parent: parent, step: step()) as! T }
+        if T.self == PrimitiveArrays.strings, let strings = form.strings(value) { return strings as! T }
         if T.self == PrimitiveArrays.ints || T.self == PrimitiveArrays.doubles || T.self == PrimitiveArrays.bools,
-           type(of: value) == T.self {
+           Swift.type(of: value) == T.self {
             return value as! T
         }
-        if T.self == Date.self { return try unboxDate(value, step: step()) as! T }
-        if T.self == URL.self, let url = try unboxURL(value, step: step()) { return url as! T }
-        if T.self == Data.self, let data = try unboxData(value, step: step()) { return data as! T }
-        if T.self == Decimal.self { return try unboxDecimal(value, step: step()) as! T }
-        if options.isForUserDefaults, let optional = T.self as? any StoredOptional.Type {
-            return try optional.unboxForUserDefaults(value, decoder: self, step: step()) as! T
+        if T.self == Date.self { return try unboxDate(value, parent: parent, step: step()) as! T }
+        if T.self == URL.self, let url = try unboxURL(value, parent: parent, step: step()) { return url as! T }
+        if T.self == Data.self, let data = try unboxData(value, parent: parent, step: step()) { return data as! T }
+        if T.self == Decimal.self { return try unboxDecimal(value, parent: parent, step: step()) as! T }
+        if Form.unwrapsOptionals, let optional = type as? any UnwrappableOptional.Type {
+            return try optional.unbox(form.unwrap(value), decoder: self, parent: parent, step: step()) as! T
         }
-        return try decodeWithSelf(value, as: T.self, step: step())
+        return try decodeWithSelf(value, as: type, parent: parent, step: step())
     }
 
-    /// Runs `T.init(from:)` with this decoder one level down.
-    func decodeWithSelf<T: Decodable>(_ value: Any, as _: T.Type, step: @autoclosure () -> PathStep?) throws -> T {
-        let saved = self.value
-        self.value = value
-        let pushed = step()
-        if let pushed { path.push(pushed) }
+    /// Runs `type.init(from:)` with this decoder one level down.
+    private func decodeWithSelf<T: Decodable>(_ value: Any, as type: T.Type, parent: CodingPathNode?, step: PathStep?) throws -> T {
+        if let reason = nesting.enter() {
+            nesting.leave()
+            throw DecodingError.tooDeep(reason, at: path(parent, step))
+        }
+        let saved = (self.parent, self.step, self.value)
+        (self.parent, self.step, self.value) = (parent, step, value)
         defer {
-            if pushed != nil { path.pop() }
-            self.value = saved
+            (self.parent, self.step, self.value) = saved
+            nesting.leave()
         }
-        if path.depth >= maximumNestingDepth { throw DecodingError.tooDeep(at: errorPath(nil)) }
-        return try T(from: self)
+        return try type.init(from: self)
     }
 
-    func unboxString(_ value: Any, step: @autoclosure () -> PathStep?) throws -> String {
-        if let string = value as? String { return string }
-        throw mismatch("String", String.self, value, step())
+    /// Decodes an optional's wrapped value: `nil` for `.none`, and for a `nil` a
+    /// non-optional value wrote, whatever the wrapped type makes of it, or `nil`.
+    func unboxWrapped<T: Decodable>(_ unwrapped: UnwrappedValue, as type: T.Type, parent: CodingPathNode?, step: @autoclosure () -> PathStep?) throws -> T? {
+        switch unwrapped {
+        case .none:
+            return nil
+        case .some(let wrapped):
+            return try unbox(wrapped, as: type, parent: parent, step: step())
+        case .null(let null):
+            do {
+                return try unbox(null, as: type, parent: parent, step: step())
+            } catch is DecodingError {
+                return nil
+            }
+        }
     }
 
-    func unboxBool(_ value: Any, step: @autoclosure () -> PathStep?) throws -> Bool {
-        if type(of: value) == Bool.self { return value as! Bool }
+    func unboxString(_ value: Any, parent: CodingPathNode?, step: @autoclosure () -> PathStep?) throws -> String {
+        if let string = form.string(value) { return string }
+        throw mismatch(String.self, value, parent, step())
+    }
+
+    func unboxBool(_ value: Any, parent: CodingPathNode?, step: @autoclosure () -> PathStep?) throws -> Bool {
+        if Swift.type(of: value) == Bool.self { return value as! Bool }
         if case .bool(let bool)? = classifyNumber(value) { return bool }
-        throw mismatch("Bool", Bool.self, value, step())
+        throw mismatch(Bool.self, value, parent, step())
     }
 
-    func unboxInteger<T: FixedWidthInteger>(_ value: Any, step: @autoclosure () -> PathStep?) throws -> T {
-        if type(of: value) == T.self { return value as! T }
+    func unboxInteger<T: FixedWidthInteger>(_ value: Any, parent: CodingPathNode?, step: @autoclosure () -> PathStep?) throws -> T {
+        if Swift.type(of: value) == T.self { return value as! T }
         guard let number = classifyNumber(value), !number.isBool else {
-            throw mismatch("BinaryInteger", T.self, value, step())
+            throw mismatch(T.self, value, parent, step())
         }
-        guard let result: T = integer(from: number) else {
-            throw DecodingError.notRepresentable(number, as: T.self, at: errorPath(step()))
+        guard let result = number.integer(T.self, strategy: options.intDecodingStrategy) else {
+            throw DecodingError.notRepresentable(number, as: T.self, at: path(parent, step()))
         }
         return result
     }
 
-    func unboxDouble(_ value: Any, step: @autoclosure () -> PathStep?) throws -> Double {
-        if type(of: value) == Double.self { return value as! Double }
+    func unboxDouble(_ value: Any, parent: CodingPathNode?, step: @autoclosure () -> PathStep?) throws -> Double {
+        if Swift.type(of: value) == Double.self { return value as! Double }
         guard let number = classifyNumber(value), !number.isBool else {
-            throw mismatch("Double", Double.self, value, step())
+            throw mismatch(Double.self, value, parent, step())
         }
         guard let result = number.exactDouble else {
-            throw DecodingError.notRepresentable(number, as: Double.self, at: errorPath(step()))
+            throw DecodingError.notRepresentable(number, as: Double.self, at: path(parent, step()))
         }
         return result
     }
 
-    func unboxFloat(_ value: Any, step: @autoclosure () -> PathStep?) throws -> Float {
-        if type(of: value) == Float.self { return value as! Float }
+    func unboxFloat(_ value: Any, parent: CodingPathNode?, step: @autoclosure () -> PathStep?) throws -> Float {
+        if Swift.type(of: value) == Float.self { return value as! Float }
         guard let number = classifyNumber(value), !number.isBool else {
-            throw mismatch("Float", Float.self, value, step())
+            throw mismatch(Float.self, value, parent, step())
         }
         guard let result = number.exactFloat else {
-            throw DecodingError.notRepresentable(number, as: Float.self, at: errorPath(step()))
+            throw DecodingError.notRepresentable(number, as: Float.self, at: path(parent, step()))
         }
         return result
     }
 
-    func unboxDecimal(_ value: Any, step: @autoclosure () -> PathStep?) throws -> Decimal {
+    private func unboxDecimal(_ value: Any, parent: CodingPathNode?, step: @autoclosure () -> PathStep?) throws -> Decimal {
         if let number = classifyNumber(value), !number.isBool {
             guard let result = number.exactDecimal else {
-                throw DecodingError.notRepresentable(number, as: Decimal.self, at: errorPath(step()))
+                throw DecodingError.notRepresentable(number, as: Decimal.self, at: path(parent, step()))
             }
             return result
         }
-        if let string = value as? String {
-            // The form UserDefaults storage gives a Decimal.
-            guard let decimal = Decimal(strictString: string) else {
-                throw DecodingError.corrupted("Invalid decimal string \"\(string)\"", at: errorPath(step()))
-            }
-            return decimal
-        }
-        throw mismatch("Decimal", Decimal.self, value, step())
+        if let decimal = form.decimal(value) { return decimal }
+        throw mismatch(Decimal.self, value, parent, step())
     }
 
-    func unboxDate(_ value: Any, step: @autoclosure () -> PathStep?) throws -> Date {
+    private func unboxDate(_ value: Any, parent: CodingPathNode?, step: @autoclosure () -> PathStep?) throws -> Date {
         switch options.dateDecodingStrategy {
         case .date:
             if let date = value as? Date { return date }
@@ -353,85 +358,73 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
                 return Date(timeIntervalSince1970: milliseconds / 1000)
             }
         case .iso8601(let fractional):
-            if let string = value as? String {
-                let first = Date.ISO8601FormatStyle(includingFractionalSeconds: fractional)
-                let second = Date.ISO8601FormatStyle(includingFractionalSeconds: !fractional)
-                if let date = (try? first.parse(string)) ?? (try? second.parse(string)) { return date }
-                throw DecodingError.corrupted("Expected date string to be ISO8601-formatted", at: errorPath(step()))
-            }
-            throw mismatch("String", Date.self, value, step())
+            guard let string = form.string(value) else { throw mismatch(Date.self, expected: String.self, value, parent, step()) }
+            let first = Date.ISO8601FormatStyle(includingFractionalSeconds: fractional)
+            let second = Date.ISO8601FormatStyle(includingFractionalSeconds: !fractional)
+            if let date = (try? first.parse(string)) ?? (try? second.parse(string)) { return date }
+            throw DecodingError.corrupted("Expected date string to be ISO8601-formatted", at: path(parent, step()))
         case .formatted(let formatter):
-            if let string = value as? String {
-                if let date = formatter.date(from: string) { return date }
-                throw DecodingError.corrupted("Date string does not match format expected by formatter", at: errorPath(step()))
-            }
-            throw mismatch("String", Date.self, value, step())
+            guard let string = form.string(value) else { throw mismatch(Date.self, expected: String.self, value, parent, step()) }
+            if let date = formatter.date(from: string) { return date }
+            throw DecodingError.corrupted("Date string does not match format expected by formatter", at: path(parent, step()))
         case .custom(let closure):
-            return try custom(step()) { try closure(value) }
+            return try custom(value, parent: parent, step: step(), closure)
         }
-        throw mismatch("Date", Date.self, value, step())
+        throw mismatch(Date.self, value, parent, step())
     }
 
     /// A URL, or `nil` for the keyed form, which `URL.init(from:)` reads.
-    func unboxURL(_ value: Any, step: @autoclosure () -> PathStep?) throws -> URL? {
+    private func unboxURL(_ value: Any, parent: CodingPathNode?, step: @autoclosure () -> PathStep?) throws -> URL? {
         switch options.urlDecodingStrategy {
         case .url:
             if let url = value as? URL { return url }
-            if let string = value as? String { return try url(from: string, step: step()) }
+            if let string = form.string(value) {
+                if let url = form.url(string) { return url }
+                let message = URL(string: string) == nil
+                    ? "Invalid URL string \"\(string)\""
+                    : "Expected an absolute URL, found the relative URL string \"\(string)\""
+                throw DecodingError.corrupted(message, at: path(parent, step()))
+            }
             if isDictionary(value) { return nil }
         case .absoluteString:
-            if let string = value as? String { return try url(from: string, step: step()) }
-            throw mismatch("String", URL.self, value, step())
+            guard let string = form.string(value) else { throw mismatch(URL.self, expected: String.self, value, parent, step()) }
+            if let url = URL(string: string) { return url }
+            throw DecodingError.corrupted("Invalid URL string \"\(string)\"", at: path(parent, step()))
         case .custom(let closure):
-            return try custom(step()) { try closure(value) }
+            return try custom(value, parent: parent, step: step(), closure)
         }
-        throw mismatch("URL", URL.self, value, step())
-    }
-
-    private func url(from string: String, step: @autoclosure () -> PathStep?) throws -> URL {
-        guard let url = URL(string: string) else {
-            throw DecodingError.corrupted("Invalid URL string \"\(string)\"", at: errorPath(step()))
-        }
-        return url
+        throw mismatch(URL.self, value, parent, step())
     }
 
     /// Data, or `nil` for an array of bytes, which `Data.init(from:)` reads.
-    func unboxData(_ value: Any, step: @autoclosure () -> PathStep?) throws -> Data? {
+    private func unboxData(_ value: Any, parent: CodingPathNode?, step: @autoclosure () -> PathStep?) throws -> Data? {
         switch options.dataDecodingStrategy {
         case .data:
             if let data = value as? Data { return data }
-            if let string = value as? String { return try data(fromBase64: string, step: step()) }
             if isArray(value) { return nil }
         case .base64:
-            if let string = value as? String { return try data(fromBase64: string, step: step()) }
-            throw mismatch("String", Data.self, value, step())
+            guard let string = form.string(value) else { throw mismatch(Data.self, expected: String.self, value, parent, step()) }
+            if let data = Data(base64Encoded: string) { return data }
+            throw DecodingError.corrupted("Encountered Data is not valid Base64", at: path(parent, step()))
         case .custom(let closure):
-            return try custom(step()) { try closure(value) }
+            return try custom(value, parent: parent, step: step(), closure)
         }
-        throw mismatch("Data", Data.self, value, step())
+        throw mismatch(Data.self, value, parent, step())
     }
 
-    private func data(fromBase64 string: String, step: @autoclosure () -> PathStep?) throws -> Data {
-        guard let data = Data(base64Encoded: string) else {
-            throw DecodingError.corrupted("Encountered Data is not valid Base64", at: errorPath(step()))
-        }
-        return data
-    }
-
-    /// Runs a `.custom` strategy closure, giving foreign errors the path of the value.
-    private func custom<R>(_ step: @autoclosure () -> PathStep?, _ closure: () throws -> R) throws -> R {
-        do {
-            return try closure()
-        } catch let error as DecodingError {
-            throw error
-        } catch {
-            throw DecodingError.corrupted("Custom strategy failed", at: errorPath(step()), underlyingError: error)
+    /// Runs a `.custom` strategy closure on the plain form of `value`.
+    private func custom<R>(_ value: Any, parent: CodingPathNode?, step: PathStep?, _ closure: (Any) throws -> R) throws -> R {
+        let plain = form.plain(value)
+        return try runCustomStrategy({ try closure(plain) }) { error in
+            DecodingError.corrupted("Custom strategy failed", at: path(parent, step), underlyingError: error)
         }
     }
 
-    func unboxDictionary(_ value: Any, step: @autoclosure () -> PathStep?, depth: Int, extra: [PathStep]) throws -> [String: Any] {
+    /// The dictionary of a keyed container for the value at `node`, with its keys
+    /// converted by the key strategy.
+    func unboxDictionary(_ value: Any, parent: CodingPathNode?, step: PathStep?, node: CodingPathNode?) throws -> [String: Any] {
         guard let dictionary = value as? [String: Any] else {
-            throw mismatch("Dictionary", [String: Any].self, value, step())
+            throw mismatch([String: Any].self, value, parent, step)
         }
         switch options.keyDecodingStrategy {
         case .useDefaultKeys:
@@ -442,8 +435,7 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
             for (key, element) in dictionary { converted[convertFromSnakeCase(key)] = element }
             return converted
         case .custom(let closure):
-            var base = path.codingPath(depth: depth, extra: extra)
-            if let step = step() { base.append(step.codingKey) }
+            let base = CodingPathNode.codingPath(of: node)
             var converted: [String: Any] = [:]
             converted.reserveCapacity(dictionary.count)
             for (key, element) in dictionary {
@@ -453,151 +445,43 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
         }
     }
 
-    func unboxArray(_ value: Any, step: @autoclosure () -> PathStep?) throws -> [Any] {
+    func unboxArray(_ value: Any, parent: CodingPathNode?, step: PathStep?) throws -> [Any] {
         guard let array = value as? [Any] else {
-            throw mismatch("Array", [Any].self, value, step())
+            throw mismatch([Any].self, value, parent, step)
         }
         return array
     }
 
-    // MARK: Numbers
-
-    func integer<T: FixedWidthInteger>(from number: NumberValue) -> T? {
-        switch number {
-        case .bool:
-            return nil
-        case .signed(let int, _):
-            if case .clamping = options.intDecodingStrategy { return T(clamping: int) }
-            return T(exactly: int)
-        case .unsigned(let uint, _):
-            if case .clamping = options.intDecodingStrategy { return T(clamping: uint) }
-            return T(exactly: uint)
-        case .double(let double):
-            return integer(fromDouble: double)
-        case .float(let float):
-            return integer(fromDouble: Double(float))
-        case .decimal(let decimal):
-            if case .exact = options.intDecodingStrategy {
-                return T(decimal.canonicalString)
-            }
-            if let whole = T(decimal.canonicalString) { return whole }
-            return integer(fromDouble: NSDecimalNumber(decimal: decimal).doubleValue)
-        }
-    }
-
-    private func integer<T: FixedWidthInteger>(fromDouble double: Double) -> T? {
-        switch options.intDecodingStrategy {
-        case .exact:
-            return T(exactly: double)
-        case .rounding(let rule):
-            guard double.isFinite else { return nil }
-            return T(exactly: double.rounded(rule))
-        case .clamping(let rule):
-            guard !double.isNaN else { return nil }
-            let rounded = rule.map { double.rounded($0) } ?? double
-            if rounded <= Double(T.min) { return T.min }
-            if rounded >= Double(T.max) { return T.max }
-            return T(exactly: rounded)
-        }
-    }
-
-    // MARK: Keys
-
-    @inline(__always)
-    func withExtra<R>(_ extra: [PathStep], _ body: () throws -> R) rethrows -> R {
-        if extra.isEmpty { return try body() }
-        path.push(extra)
-        defer { path.pop(extra.count) }
-        return try body()
-    }
-
     /// A decoder of its own for `superDecoder()`, since the caller may keep it.
-    func makeSuperDecoder(value: Any, at prefix: [any CodingKey]) -> DecoderImpl {
-        DecoderImpl(options: options, value: value, path: PathStack(prefix: prefix))
+    func makeSuperDecoder(value: Any, at node: CodingPathNode?, step: PathStep) -> DecoderImpl<Form> {
+        let decoder = DecoderImpl(options: options, form: form, value: value, parent: node, step: step)
+        decoder.nesting = nesting
+        return decoder
     }
 }
 
-// MARK: - Numbers
+// MARK: - Optionals
 
-extension NumberValue {
-    var isBool: Bool {
-        if case .bool = self { return true }
-        return false
-    }
-
-    /// The value as a `Double`, if one represents it exactly. A `Decimal` counts as
-    /// exact when the `Double` with the same shortest decimal form reads back equal.
-    var exactDouble: Double? {
-        switch self {
-        case .bool: return nil
-        case .signed(let int, _): return Double(exactly: int)
-        case .unsigned(let uint, _): return Double(exactly: uint)
-        case .double(let double): return double
-        case .float(let float): return Double(float)
-        case .decimal(let decimal):
-            guard let double = Double(decimal.canonicalString),
-                  Decimal(strictString: "\(double)") == decimal else { return nil }
-            return double
-        }
-    }
-
-    /// The value as a `Float`, if one represents it exactly, or if the `Float`'s
-    /// shortest decimal form names exactly the same `Double` (so `0.1` stored as a
-    /// `Double` reads as `Float(0.1)`, and `0.123456789` throws).
-    var exactFloat: Float? {
-        switch self {
-        case .float(let float): return float
-        default:
-            guard let double = exactDouble else { return nil }
-            if double.isNaN { return .nan }
-            if let float = Float(exactly: double) { return float }
-            let float = Float(double)
-            guard float.isFinite, Double("\(float)") == double else { return nil }
-            return float
-        }
-    }
-
-    /// The value as a `Decimal`: integers exactly; binary floating point by its
-    /// shortest decimal form (`0.1` becomes `0.1`).
-    var exactDecimal: Decimal? {
-        switch self {
-        case .bool: return nil
-        case .signed(let int, _): return Decimal(int)
-        case .unsigned(let uint, _): return Decimal(uint)
-        case .double(let double):
-            guard double.isFinite else { return nil }
-            return Decimal(strictString: "\(double)")
-        case .float(let float):
-            guard float.isFinite else { return nil }
-            return Decimal(strictString: "\(float)")
-        case .decimal(let decimal): return decimal
-        }
-    }
+/// Lets a form that writes `Optional` values itself read each level of a nested optional.
+protocol UnwrappableOptional {
+    static func unbox<Form: DecodingForm>(_ unwrapped: UnwrappedValue, decoder: DecoderImpl<Form>, parent: CodingPathNode?, step: PathStep?) throws -> Self
 }
 
-// MARK: - Optionals in UserDefaults
-
-/// Lets the decoder read each level of a nested optional as `StorableOptional` wrote it.
-private protocol StoredOptional {
-    static func unboxForUserDefaults(_ value: Any, decoder: DecoderImpl, step: @autoclosure () -> PathStep?) throws -> Self
-}
-
-extension Optional: StoredOptional where Wrapped: Decodable {
-    fileprivate static func unboxForUserDefaults(_ value: Any, decoder: DecoderImpl, step: @autoclosure () -> PathStep?) throws -> Self {
-        if decoder.isNull(value) { return nil }
-        return .some(try decoder.unbox(decoder.unescapeStoredNull(value), as: Wrapped.self, step: step()))
+extension Optional: UnwrappableOptional where Wrapped: Decodable {
+    static func unbox<Form: DecodingForm>(_ unwrapped: UnwrappedValue, decoder: DecoderImpl<Form>, parent: CodingPathNode?, step: PathStep?) throws -> Self {
+        try decoder.unboxWrapped(unwrapped, as: Wrapped.self, parent: parent, step: step)
     }
 }
 
 // MARK: - Containers
 
-private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
-    let decoder: DecoderImpl
+private struct KeyedContainer<Key: CodingKey, Form: DecodingForm>: KeyedDecodingContainerProtocol {
+    let decoder: DecoderImpl<Form>
     let dictionary: [String: Any]
-    let depth: Int
-    let extra: [PathStep]
+    /// The path of the value this container reads.
+    let node: CodingPathNode?
 
-    var codingPath: [any CodingKey] { decoder.path.codingPath(depth: depth, extra: extra) }
+    var codingPath: [any CodingKey] { CodingPathNode.codingPath(of: node) }
 
     var allKeys: [Key] { dictionary.keys.compactMap { Key(stringValue: $0) } }
 
@@ -611,182 +495,162 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         return value
     }
 
-    @inline(__always)
-    private func unbox<R>(_ key: Key, _ body: (Any) throws -> R) throws -> R {
-        let value = try value(for: key)
-        return try decoder.withExtra(extra) { try body(value) }
-    }
-
-    func decodeNil(forKey key: Key) throws -> Bool { decoder.isNull(try value(for: key)) }
-    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try unbox(key) { try decoder.unboxBool($0, step: .key(key)) } }
-    func decode(_ type: String.Type, forKey key: Key) throws -> String { try unbox(key) { try decoder.unboxString($0, step: .key(key)) } }
-    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try unbox(key) { try decoder.unboxDouble($0, step: .key(key)) } }
-    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try unbox(key) { try decoder.unboxFloat($0, step: .key(key)) } }
-    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try unbox(key) { try decoder.unboxInteger($0, step: .key(key)) } }
-    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try unbox(key) { try decoder.unboxInteger($0, step: .key(key)) } }
-    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try unbox(key) { try decoder.unboxInteger($0, step: .key(key)) } }
-    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try unbox(key) { try decoder.unboxInteger($0, step: .key(key)) } }
-    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try unbox(key) { try decoder.unboxInteger($0, step: .key(key)) } }
-    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try unbox(key) { try decoder.unboxInteger($0, step: .key(key)) } }
-    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try unbox(key) { try decoder.unboxInteger($0, step: .key(key)) } }
-    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try unbox(key) { try decoder.unboxInteger($0, step: .key(key)) } }
-    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try unbox(key) { try decoder.unboxInteger($0, step: .key(key)) } }
-    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try unbox(key) { try decoder.unboxInteger($0, step: .key(key)) } }
+    func decodeNil(forKey key: Key) throws -> Bool { decoder.form.isNull(try value(for: key)) }
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try decoder.unboxBool(value(for: key), parent: node, step: .key(key)) }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try decoder.unboxString(value(for: key), parent: node, step: .key(key)) }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try decoder.unboxDouble(value(for: key), parent: node, step: .key(key)) }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try decoder.unboxFloat(value(for: key), parent: node, step: .key(key)) }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try decoder.unboxInteger(value(for: key), parent: node, step: .key(key)) }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try decoder.unboxInteger(value(for: key), parent: node, step: .key(key)) }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try decoder.unboxInteger(value(for: key), parent: node, step: .key(key)) }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try decoder.unboxInteger(value(for: key), parent: node, step: .key(key)) }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try decoder.unboxInteger(value(for: key), parent: node, step: .key(key)) }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try decoder.unboxInteger(value(for: key), parent: node, step: .key(key)) }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try decoder.unboxInteger(value(for: key), parent: node, step: .key(key)) }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try decoder.unboxInteger(value(for: key), parent: node, step: .key(key)) }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try decoder.unboxInteger(value(for: key), parent: node, step: .key(key)) }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try decoder.unboxInteger(value(for: key), parent: node, step: .key(key)) }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        try unbox(key) { try decoder.unbox($0, as: T.self, step: .key(key)) }
+        try decoder.unbox(value(for: key), as: type, parent: node, step: .key(key))
     }
 
-    /// An absent key or a nil value gives `nil`; in UserDefaults a present value goes
-    /// through the optional's own form, so `"$$null"` reads as the string `"$null"`.
-    private func decodeIfPresent<R>(_ key: Key, _ body: (Any) throws -> R) throws -> R? {
-        guard let value = dictionary[key.stringValue], !decoder.isNull(value) else { return nil }
-        let unescaped = decoder.options.isForUserDefaults ? decoder.unescapeStoredNull(value) : value
-        return try decoder.withExtra(extra) { try body(unescaped) }
+    /// An absent key or a `nil` gives `nil`. Read as the optional itself would be, so
+    /// that what `encodeIfPresent` and `encode` wrote read back the same.
+    func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+        guard let value = dictionary[key.stringValue] else { return nil }
+        return try decoder.unboxWrapped(decoder.form.unwrap(value), as: type, parent: node, step: .key(key))
     }
 
     func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
-        try decodeIfPresent(key) { try decoder.unboxString($0, step: .key(key)) }
-    }
-    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
-        try decodeIfPresent(key) { try decoder.unboxInteger($0, step: .key(key)) }
-    }
-    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
-        try decodeIfPresent(key) { try decoder.unboxDouble($0, step: .key(key)) }
-    }
-    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
-        try decodeIfPresent(key) { try decoder.unboxBool($0, step: .key(key)) }
-    }
-    func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-        try decodeIfPresent(key) { try decoder.unbox($0, as: T.self, step: .key(key)) }
+        guard let value = dictionary[key.stringValue] else { return nil }
+        return try decoder.unboxWrapped(decoder.form.unwrap(value), as: type, parent: node, step: .key(key))
     }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
         let value = try value(for: key)
-        let nested = try decoder.withExtra(extra) {
-            try decoder.unboxDictionary(value, step: .key(key), depth: depth, extra: extra)
-        }
-        return KeyedDecodingContainer(KeyedContainer<NestedKey>(decoder: decoder, dictionary: nested, depth: depth, extra: extra + [.key(key)]))
+        let nestedNode = CodingPathNode(parent: node, step: .key(key))
+        let nested = try decoder.unboxDictionary(value, parent: node, step: .key(key), node: nestedNode)
+        return KeyedDecodingContainer(KeyedContainer<NestedKey, Form>(decoder: decoder, dictionary: nested, node: nestedNode))
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
         let value = try value(for: key)
-        let nested = try decoder.withExtra(extra) { try decoder.unboxArray(value, step: .key(key)) }
-        return UnkeyedContainer(decoder: decoder, array: nested, depth: depth, extra: extra + [.key(key)])
+        let nested = try decoder.unboxArray(value, parent: node, step: .key(key))
+        return UnkeyedContainer(decoder: decoder, array: nested, node: CodingPathNode(parent: node, step: .key(key)))
     }
 
     func superDecoder() throws -> any Decoder {
-        try superDecoder(named: KeyValueCodingKey.super)
+        superDecoder(named: KeyValueCodingKey.super)
     }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {
-        try superDecoder(named: key)
+        superDecoder(named: key)
     }
 
-    private func superDecoder(named key: some CodingKey) throws -> any Decoder {
+    private func superDecoder(named key: some CodingKey) -> any Decoder {
         // As JSONDecoder does: a missing key gives a decoder of nil, not an error.
         let value = dictionary[key.stringValue] ?? (Optional<Any>.none as Any)
-        return decoder.makeSuperDecoder(value: value, at: decoder.path.codingPath(depth: depth, extra: extra, last: .key(key)))
+        return decoder.makeSuperDecoder(value: value, at: node, step: .key(key))
     }
 }
 
-private struct UnkeyedContainer: UnkeyedDecodingContainer {
-    let decoder: DecoderImpl
+private struct UnkeyedContainer<Form: DecodingForm>: UnkeyedDecodingContainer {
+    let decoder: DecoderImpl<Form>
     let array: [Any]
-    let depth: Int
-    let extra: [PathStep]
+    /// The path of the value this container reads.
+    let node: CodingPathNode?
     private(set) var currentIndex = 0
 
-    init(decoder: DecoderImpl, array: [Any], depth: Int, extra: [PathStep]) {
+    init(decoder: DecoderImpl<Form>, array: [Any], node: CodingPathNode?) {
         self.decoder = decoder
         self.array = array
-        self.depth = depth
-        self.extra = extra
+        self.node = node
     }
 
-    var codingPath: [any CodingKey] { decoder.path.codingPath(depth: depth, extra: extra) }
+    var codingPath: [any CodingKey] { CodingPathNode.codingPath(of: node) }
     var count: Int? { array.count }
     var isAtEnd: Bool { currentIndex >= array.count }
 
     /// Decodes the next element; the index moves on only when that succeeds.
     @inline(__always)
-    private mutating func next<R>(_ expected: @autoclosure () -> String, _ type: Any.Type, _ body: (DecoderImpl, Any, PathStep) throws -> R) throws -> R {
+    private mutating func next<R>(_ type: Any.Type, _ body: (DecoderImpl<Form>, Any, CodingPathNode?, PathStep) throws -> R) throws -> R {
         let step = PathStep.index(currentIndex)
         guard currentIndex < array.count else {
-            throw DecodingError.endOfArray(expected: expected(), type: type, at: decoder.path.codingPath(depth: depth, extra: extra, last: step))
+            throw DecodingError.mismatch(type, found: .endOfArray, at: decoder.path(node, step))
         }
-        let value = array[currentIndex]
-        let decoder = self.decoder
-        let result = try decoder.withExtra(extra) { try body(decoder, value, step) }
+        let result = try body(decoder, array[currentIndex], node, step)
         currentIndex += 1
         return result
     }
 
     mutating func decodeNil() throws -> Bool {
         guard currentIndex < array.count else {
-            throw DecodingError.endOfArray(expected: "nil", type: Any?.self, at: decoder.path.codingPath(depth: depth, extra: extra, last: .index(currentIndex)))
+            throw DecodingError.mismatch(Optional<Any>.self, found: .endOfArray, at: decoder.path(node, .index(currentIndex)))
         }
-        if decoder.isNull(array[currentIndex]) {
+        if decoder.form.isNull(array[currentIndex]) {
             currentIndex += 1
             return true
         }
         return false
     }
 
-    mutating func decode(_ type: Bool.Type) throws -> Bool { try next("Bool", type) { try $0.unboxBool($1, step: $2) } }
-    mutating func decode(_ type: String.Type) throws -> String { try next("String", type) { try $0.unboxString($1, step: $2) } }
-    mutating func decode(_ type: Double.Type) throws -> Double { try next("Double", type) { try $0.unboxDouble($1, step: $2) } }
-    mutating func decode(_ type: Float.Type) throws -> Float { try next("Float", type) { try $0.unboxFloat($1, step: $2) } }
-    mutating func decode(_ type: Int.Type) throws -> Int { try next("Int", type) { try $0.unboxInteger($1, step: $2) } }
-    mutating func decode(_ type: Int8.Type) throws -> Int8 { try next("Int8", type) { try $0.unboxInteger($1, step: $2) } }
-    mutating func decode(_ type: Int16.Type) throws -> Int16 { try next("Int16", type) { try $0.unboxInteger($1, step: $2) } }
-    mutating func decode(_ type: Int32.Type) throws -> Int32 { try next("Int32", type) { try $0.unboxInteger($1, step: $2) } }
-    mutating func decode(_ type: Int64.Type) throws -> Int64 { try next("Int64", type) { try $0.unboxInteger($1, step: $2) } }
-    mutating func decode(_ type: UInt.Type) throws -> UInt { try next("UInt", type) { try $0.unboxInteger($1, step: $2) } }
-    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try next("UInt8", type) { try $0.unboxInteger($1, step: $2) } }
-    mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try next("UInt16", type) { try $0.unboxInteger($1, step: $2) } }
-    mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try next("UInt32", type) { try $0.unboxInteger($1, step: $2) } }
-    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try next("UInt64", type) { try $0.unboxInteger($1, step: $2) } }
+    mutating func decode(_ type: Bool.Type) throws -> Bool { try next(type) { try $0.unboxBool($1, parent: $2, step: $3) } }
+    mutating func decode(_ type: String.Type) throws -> String { try next(type) { try $0.unboxString($1, parent: $2, step: $3) } }
+    mutating func decode(_ type: Double.Type) throws -> Double { try next(type) { try $0.unboxDouble($1, parent: $2, step: $3) } }
+    mutating func decode(_ type: Float.Type) throws -> Float { try next(type) { try $0.unboxFloat($1, parent: $2, step: $3) } }
+    mutating func decode(_ type: Int.Type) throws -> Int { try next(type) { try $0.unboxInteger($1, parent: $2, step: $3) } }
+    mutating func decode(_ type: Int8.Type) throws -> Int8 { try next(type) { try $0.unboxInteger($1, parent: $2, step: $3) } }
+    mutating func decode(_ type: Int16.Type) throws -> Int16 { try next(type) { try $0.unboxInteger($1, parent: $2, step: $3) } }
+    mutating func decode(_ type: Int32.Type) throws -> Int32 { try next(type) { try $0.unboxInteger($1, parent: $2, step: $3) } }
+    mutating func decode(_ type: Int64.Type) throws -> Int64 { try next(type) { try $0.unboxInteger($1, parent: $2, step: $3) } }
+    mutating func decode(_ type: UInt.Type) throws -> UInt { try next(type) { try $0.unboxInteger($1, parent: $2, step: $3) } }
+    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try next(type) { try $0.unboxInteger($1, parent: $2, step: $3) } }
+    mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try next(type) { try $0.unboxInteger($1, parent: $2, step: $3) } }
+    mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try next(type) { try $0.unboxInteger($1, parent: $2, step: $3) } }
+    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try next(type) { try $0.unboxInteger($1, parent: $2, step: $3) } }
 
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        try next(String(describing: T.self), T.self) { decoder, value, step in
-            try decoder.unbox(value, as: T.self, step: step)
+        try next(type) { decoder, value, node, step in
+            try decoder.unbox(value, as: type, parent: node, step: step)
         }
     }
 
+    /// `nil` at the end of the array, as Foundation's decoders give, and for a `nil`;
+    /// otherwise read as the optional itself would be.
     mutating func decodeIfPresent<T: Decodable>(_ type: T.Type) throws -> T? {
-        if try decodeNil() { return nil }
-        return try next(String(describing: T.self), T.self) { decoder, value, step in
-            let unescaped = decoder.options.isForUserDefaults ? decoder.unescapeStoredNull(value) : value
-            return try decoder.unbox(unescaped, as: T.self, step: step)
+        guard !isAtEnd else { return nil }
+        return try next(type) { decoder, value, node, step in
+            try decoder.unboxWrapped(decoder.form.unwrap(value), as: type, parent: node, step: step)
         }
     }
 
     mutating func decodeIfPresent(_ type: String.Type) throws -> String? {
-        if try decodeNil() { return nil }
-        return try next("String", type) { decoder, value, step in
-            let unescaped = decoder.options.isForUserDefaults ? decoder.unescapeStoredNull(value) : value
-            return try decoder.unboxString(unescaped, step: step)
+        guard !isAtEnd else { return nil }
+        return try next(type) { decoder, value, node, step in
+            try decoder.unboxWrapped(decoder.form.unwrap(value), as: type, parent: node, step: step)
         }
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
-        let depth = self.depth, extra = self.extra
-        let nested = try next("Dictionary", [String: Any].self) { decoder, value, step in
-            try decoder.unboxDictionary(value, step: step, depth: depth, extra: extra)
+        let node = self.node
+        let nestedNode = CodingPathNode(parent: node, step: .index(currentIndex))
+        let nested = try next([String: Any].self) { decoder, value, node, step in
+            try decoder.unboxDictionary(value, parent: node, step: step, node: nestedNode)
         }
-        return KeyedDecodingContainer(KeyedContainer<NestedKey>(decoder: decoder, dictionary: nested, depth: depth, extra: extra + [.index(currentIndex - 1)]))
+        return KeyedDecodingContainer(KeyedContainer<NestedKey, Form>(decoder: decoder, dictionary: nested, node: nestedNode))
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        let nested = try next("Array", [Any].self) { decoder, value, step in try decoder.unboxArray(value, step: step) }
-        return UnkeyedContainer(decoder: decoder, array: nested, depth: depth, extra: extra + [.index(currentIndex - 1)])
+        let node = self.node
+        let nestedNode = CodingPathNode(parent: node, step: .index(currentIndex))
+        let nested = try next([Any].self) { decoder, value, node, step in try decoder.unboxArray(value, parent: node, step: step) }
+        return UnkeyedContainer(decoder: decoder, array: nested, node: nestedNode)
     }
 
     mutating func superDecoder() throws -> any Decoder {
-        let depth = self.depth, extra = self.extra
-        return try next("Decoder", (any Decoder).self) { decoder, value, step in
-            decoder.makeSuperDecoder(value: value, at: decoder.path.codingPath(depth: depth, extra: extra, last: step))
+        try next((any Decoder).self) { decoder, value, node, step in
+            decoder.makeSuperDecoder(value: value, at: node, step: step)
         }
     }
 }

@@ -40,12 +40,10 @@ public struct KeyValueEncoder: Sendable {
     public var dataEncodingStrategy: DataEncodingStrategy = .data
 
     /// How coding keys become dictionary keys. Applied to every keyed write: values,
-    /// nils, nested containers and super encoders alike. Default: `.useDefaultKeys`.
+    /// nils, nested containers and super encoders alike. Two keys that become the same
+    /// dictionary key throw `EncodingError.invalidValue` instead of one replacing the
+    /// other. Default: `.useDefaultKeys`.
     public var keyEncodingStrategy: KeyEncodingStrategy = .useDefaultKeys
-
-    /// Set by the `UserDefaults` extension: write only what a property list on this
-    /// platform stores and reads back unchanged (see `UserDefaults+Codable.swift`).
-    var isForUserDefaults = false
 
     /// Creates an encoder with the default strategies.
     public init() {}
@@ -57,17 +55,18 @@ public struct KeyValueEncoder: Sendable {
     /// - Returns: The tree, or `nil` when `value` encodes as `nil` and the nil strategy
     ///   has no placeholder.
     /// - Throws: `EncodingError.invalidValue`, naming the path, when a strategy or the
-    ///   value's own `encode(to:)` fails.
+    ///   value's own `encode(to:)` fails, or when the value nests too deep.
     public func encode<T: Encodable>(_ value: T) throws -> Any? {
-        guard let result = try EncoderImpl(options: self).box(value, step: nil) else {
+        let form = PlainEncodingForm(nilStrategy: nilEncodingStrategy)
+        guard let result = try encode(value, form: form) else {
             return nilEncodingStrategy.placeholderValue
         }
         return result
     }
 
-    /// Encodes `value`, returning `nil` for a `nil` whatever the nil strategy.
-    func encodeAllowingNil<T: Encodable>(_ value: T) throws -> Any? {
-        try EncoderImpl(options: self).box(value, step: nil)
+    /// Encodes `value` in `form`; `nil` when it encoded `nil`.
+    func encode<T: Encodable, Form: EncodingForm>(_ value: T, form: Form) throws -> Any? {
+        try EncoderImpl(options: self, form: form, parent: nil, step: nil).box(value, parent: nil, step: nil)
     }
 }
 
@@ -135,8 +134,8 @@ extension KeyValueEncoder {
     /// How `URL` values are written.
     public enum URLEncodingStrategy: Sendable {
         /// The native `URL`. (In `UserDefaults`, where a property list has no URL type,
-        /// its absolute string; or, when it has a base URL, the keyed form `URL`'s own
-        /// `Codable` writes, so that the base survives.)
+        /// an absolute URL's string; a URL with a base, or a relative one, in the keyed
+        /// form `URL`'s own `Codable` writes, so that nothing of it is lost.)
         case url
         /// Its `absoluteString`.
         case absoluteString
@@ -172,163 +171,154 @@ struct NSNullPlaceholder: Sendable {}
 // MARK: - Encoder
 
 /// What the value being encoded has written so far.
-private enum Slot {
+private enum Slot<Form: EncodingForm> {
     case empty
     case value(Any?)
-    case keyed(KeyedStorage)
-    case unkeyed(UnkeyedStorage)
+    case keyed(KeyedStorage<Form>)
+    case unkeyed(UnkeyedStorage<Form>)
 }
 
-/// A value that is complete only when the encoding of its parent ends: a nested
-/// container or a super encoder. Stored in its parent and flattened once.
-private protocol DeferredValue: AnyObject {
-    func resolve(_ encoder: EncoderImpl) throws -> Any?
+/// A value that is complete only when its parent is flattened: a nested container or a
+/// super encoder, which the caller may go on writing to after the call that made it.
+private enum Pending<Form: EncodingForm> {
+    case keyed(KeyedStorage<Form>)
+    case unkeyed(UnkeyedStorage<Form>)
+    case encoder(EncoderImpl<Form>)
 }
 
 /// The contents of a keyed container. Reused from a pool once flattened.
-private final class KeyedStorage: DeferredValue {
-    private let contents = Unchecked<[String: Any]>([:])
-    var hasDeferred = false
-
-    deinit { contents.release() }
-
-    /// Written once per key, so kept `Unchecked`.
-    var dictionary: [String: Any] {
-        @inline(__always) get { contents.value }
-        @inline(__always) _modify { yield &contents.value }
-    }
+private final class KeyedStorage<Form: EncodingForm> {
+    @exclusivity(unchecked) var dictionary: [String: Any] = [:]
+    @exclusivity(unchecked) var pending: [String: Pending<Form>] = [:]
+    /// The coding key each dictionary key came from, when a key strategy converts
+    /// them: two keys that become one would otherwise lose a value.
+    var sourceKeys: [String: String] = [:]
+    /// An error found where the protocol gives no way to throw; thrown on flattening.
+    var error: EncodingError?
     /// The size of the last dictionary built here: values of one type tend to come in a
     /// row (`[User]`), so reserving it saves the growth steps.
     var capacityHint = 0
 
-    func finish(_ encoder: EncoderImpl) throws -> [String: Any] {
+    init() {}
+
+    init(merging dictionary: [String: Any]) {
+        self.dictionary = dictionary
+    }
+
+    func record(_ error: @autoclosure () -> EncodingError) {
+        if self.error == nil { self.error = error() }
+    }
+
+    func finish(_ encoder: EncoderImpl<Form>) throws -> [String: Any] {
+        if let error {
+            self.error = nil
+            throw error
+        }
         var result = dictionary
         dictionary = [:]
-        if hasDeferred {
-            hasDeferred = false
-            for (key, value) in result {
-                guard let deferred = value as? any DeferredValue else { continue }
-                if let resolved = try deferred.resolve(encoder) {
-                    result[key] = resolved
-                } else if let null = encoder.nullRepresentation {
-                    result[key] = null
-                } else {
-                    result[key] = nil
-                }
+        if !sourceKeys.isEmpty { sourceKeys = [:] }
+        if !pending.isEmpty {
+            let items = pending
+            pending = [:]
+            for (key, item) in items {
+                result[key] = try encoder.resolve(item) ?? encoder.form.null
             }
         }
         capacityHint = result.count
         return result
     }
-
-    func resolve(_ encoder: EncoderImpl) throws -> Any? { try finish(encoder) }
 }
 
 /// The contents of an unkeyed container. Reused from a pool once flattened.
-private final class UnkeyedStorage: DeferredValue {
-    private let contents = Unchecked<[Any]>([])
-    var hasDeferred = false
-
-    deinit { contents.release() }
-
-    /// Written once per element, so kept `Unchecked`.
-    var array: [Any] {
-        @inline(__always) get { contents.value }
-        @inline(__always) _modify { yield &contents.value }
-    }
-    /// How many values were encoded, including any that a nil strategy removed.
+private final class UnkeyedStorage<Form: EncodingForm> {
+    @exclusivity(unchecked) var array: [Any] = []
+    /// Nested containers and super encoders, by their place in `array`.
+    @exclusivity(unchecked) var pending: [(position: Int, item: Pending<Form>)] = []
+    /// How many values were encoded, including any that a nil strategy left out.
     var count = 0
+    var error: EncodingError?
     var capacityHint = 0
 
-    func finish(_ encoder: EncoderImpl) throws -> [Any] {
+    init() {}
+
+    init(merging array: [Any]) {
+        self.array = array
+        self.count = array.count
+    }
+
+    func record(_ error: @autoclosure () -> EncodingError) {
+        if self.error == nil { self.error = error() }
+    }
+
+    func finish(_ encoder: EncoderImpl<Form>) throws -> [Any] {
+        if let error {
+            self.error = nil
+            throw error
+        }
         var result = array
         array = []
         count = 0
-        if hasDeferred {
-            hasDeferred = false
-            var flattened: [Any] = []
-            flattened.reserveCapacity(result.count)
-            for value in result {
-                guard let deferred = value as? any DeferredValue else {
-                    flattened.append(value)
-                    continue
-                }
-                if let resolved = try deferred.resolve(encoder) {
-                    flattened.append(resolved)
-                } else if let null = encoder.nullRepresentation {
-                    flattened.append(null)
+        if !pending.isEmpty {
+            let items = pending
+            pending = []
+            var leftOut: [Int] = []
+            for (position, item) in items {
+                if let value = try encoder.resolve(item) ?? encoder.form.null {
+                    result[position] = value
+                } else {
+                    leftOut.append(position)
                 }
             }
-            result = flattened
+            for position in leftOut.reversed() { result.remove(at: position) }
         }
         capacityHint = result.count
         return result
     }
-
-    func resolve(_ encoder: EncoderImpl) throws -> Any? { try finish(encoder) }
 }
 
-/// The one object that encodes a whole tree: it pushes and pops the path and the slot of
-/// the current value instead of making an encoder per value.
-private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
+/// The one object that encodes a whole tree: it saves and restores the path and slot of
+/// the current value around each nested value instead of making an encoder per value.
+final class EncoderImpl<Form: EncodingForm>: Encoder, SingleValueEncodingContainer {
     let options: KeyValueEncoder
+    let form: Form
     let userInfo: [CodingUserInfoKey: Any]
 
-    /// The mutable state, pushed and popped for every nested value; `Unchecked`.
-    private struct State {
-        var path: PathStack
-        var slot: Slot = .empty
-        var deferredError: EncodingError?
-        var keyedPool: [KeyedStorage] = []
-        var unkeyedPool: [UnkeyedStorage] = []
-    }
+    // The state below is written several times per value; it is only ever touched by
+    // the thread running the encode, so runtime exclusivity checks are switched off.
 
-    private let state: Unchecked<State>
+    /// The node of the container that holds the value being encoded.
+    @exclusivity(unchecked) private var parent: CodingPathNode?
+    /// The value's step below `parent`, or `nil` when it is the same value (the root, or
+    /// a value encoded through a single value container).
+    @exclusivity(unchecked) private var step: PathStep?
+    @exclusivity(unchecked) private var slot: Slot<Form> = .empty
+    /// A misuse of this value's encoder (a second kind of container), thrown as soon as
+    /// its `encode(to:)` returns: the protocol gives those calls no way to throw.
+    @exclusivity(unchecked) private var misuse: String?
+    @exclusivity(unchecked) private var nesting = NestingGuard()
+    @exclusivity(unchecked) private var keyedPool: [KeyedStorage<Form>] = []
+    @exclusivity(unchecked) private var unkeyedPool: [UnkeyedStorage<Form>] = []
 
-    var path: PathStack {
-        @inline(__always) get { state.value.path }
-        @inline(__always) _modify { yield &state.value.path }
-    }
-    var slot: Slot {
-        @inline(__always) get { state.value.slot }
-        @inline(__always) _modify { yield &state.value.slot }
-    }
-    /// An error found where the protocol gives no way to throw (a second container
-    /// requested for one value); thrown as soon as that value's `encode(to:)` returns.
-    var deferredError: EncodingError? {
-        @inline(__always) get { state.value.deferredError }
-        @inline(__always) _modify { yield &state.value.deferredError }
-    }
-    private var keyedPool: [KeyedStorage] {
-        @inline(__always) get { state.value.keyedPool }
-        @inline(__always) _modify { yield &state.value.keyedPool }
-    }
-    private var unkeyedPool: [UnkeyedStorage] {
-        @inline(__always) get { state.value.unkeyedPool }
-        @inline(__always) _modify { yield &state.value.unkeyedPool }
-    }
-
-    init(options: KeyValueEncoder, path: PathStack = PathStack()) {
+    init(options: KeyValueEncoder, form: Form, parent: CodingPathNode?, step: PathStep?) {
         self.options = options
-        self.userInfo = options.userInfo.isEmpty ? [:] : options.userInfo.mapValues { $0 as Any }
-        state = Unchecked(State(path: path))
+        self.form = form
+        self.userInfo = codingUserInfo(options.userInfo)
+        self.parent = parent
+        self.step = step
     }
 
-    deinit { state.release() }
+    var codingPath: [any CodingKey] { CodingPathNode.codingPath(of: parent, then: step) }
 
-    var codingPath: [any CodingKey] { path.codingPath(depth: path.depth) }
-
-    /// The value that stands for `nil` in a container, or `nil` to leave it out.
-    var nullRepresentation: Any? {
-        if options.isForUserDefaults { return storedNull }
-        if case .default = options.nilEncodingStrategy { return Optional<Any>.none as Any }
-        return options.nilEncodingStrategy.placeholderValue
+    /// The path of a value `step` below the container at `node`.
+    func path(_ node: CodingPathNode?, _ step: PathStep?) -> [any CodingKey] {
+        CodingPathNode.codingPath(of: node, then: step)
     }
 
     // MARK: Encoder
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        let storage: KeyedStorage
+        let node = CodingPathNode.appending(step, to: parent)
+        let storage: KeyedStorage<Form>
         switch slot {
         case .keyed(let existing):
             storage = existing
@@ -336,15 +326,17 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
             storage = keyedPool.popLast() ?? KeyedStorage()
             if storage.capacityHint > 0 { storage.dictionary.reserveCapacity(storage.capacityHint) }
             slot = .keyed(storage)
+            checkContainerDepth(node)
         case .value, .unkeyed:
             storage = KeyedStorage()
-            misuse("a keyed container was requested after another container was used")
+            misuse = misuse ?? "a keyed container was requested after another container was used"
         }
-        return KeyedEncodingContainer(KeyedContainer<Key>(encoder: self, storage: storage, depth: path.depth, extra: []))
+        return KeyedEncodingContainer(KeyedContainer<Key, Form>(encoder: self, storage: storage, node: node))
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
-        let storage: UnkeyedStorage
+        let node = CodingPathNode.appending(step, to: parent)
+        let storage: UnkeyedStorage<Form>
         switch slot {
         case .unkeyed(let existing):
             storage = existing
@@ -352,26 +344,34 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
             storage = unkeyedPool.popLast() ?? UnkeyedStorage()
             if storage.capacityHint > 0 { storage.array.reserveCapacity(storage.capacityHint) }
             slot = .unkeyed(storage)
+            checkContainerDepth(node)
         case .value, .keyed:
             storage = UnkeyedStorage()
-            misuse("an unkeyed container was requested after another container was used")
+            misuse = misuse ?? "an unkeyed container was requested after another container was used"
         }
-        return UnkeyedContainer(encoder: self, storage: storage, depth: path.depth, extra: [])
+        return UnkeyedContainer(encoder: self, storage: storage, node: node)
     }
 
     func singleValueContainer() -> any SingleValueEncodingContainer { self }
 
-    private func misuse(_ message: String) {
-        if deferredError == nil {
-            deferredError = .invalid(NSNullPlaceholder(), "Invalid use of Encoder: \(message)", at: codingPath)
+    /// Records a misuse when a container for the value at `node` would sit deeper than
+    /// the form allows.
+    private func checkContainerDepth(_ node: CodingPathNode?) {
+        if (node?.depth ?? 0) >= form.containerDepthLimit {
+            misuse = misuse ?? "containers nested deeper than \(form.containerDepthLimit) levels"
         }
+    }
+
+    /// Whether a container nested in the container at `node` stays within the form's depth.
+    func allowsNesting(below node: CodingPathNode?) -> Bool {
+        (node?.depth ?? 0) + 1 < form.containerDepthLimit
     }
 
     // MARK: SingleValueEncodingContainer
 
     private func setSingle(_ value: Any?) {
         guard case .empty = slot else {
-            misuse("a single value was encoded after another value or container")
+            misuse = misuse ?? "a single value was encoded after another value or container"
             return
         }
         slot = .value(value)
@@ -379,81 +379,70 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
 
     func encodeNil() throws { setSingle(nil) }
     func encode(_ value: Bool) throws { setSingle(value) }
-    func encode(_ value: String) throws { setSingle(value) }
+    func encode(_ value: String) throws { setSingle(form.string(value)) }
     func encode(_ value: Double) throws { setSingle(value) }
-    func encode(_ value: Float) throws { setSingle(wrap(value)) }
+    func encode(_ value: Float) throws { setSingle(form.float(value)) }
     func encode(_ value: Int) throws { setSingle(value) }
-    func encode(_ value: Int8) throws { setSingle(wrap(value)) }
-    func encode(_ value: Int16) throws { setSingle(wrap(value)) }
-    func encode(_ value: Int32) throws { setSingle(wrap(value)) }
-    func encode(_ value: Int64) throws { setSingle(wrap(value)) }
-    func encode(_ value: UInt) throws { setSingle(wrap(value)) }
-    func encode(_ value: UInt8) throws { setSingle(wrap(value)) }
-    func encode(_ value: UInt16) throws { setSingle(wrap(value)) }
-    func encode(_ value: UInt32) throws { setSingle(wrap(value)) }
-    func encode(_ value: UInt64) throws { setSingle(wrap(value)) }
-    func encode<T: Encodable>(_ value: T) throws { setSingle(try box(value, step: nil)) }
-
-    // MARK: Primitives
-
-    // In the Any tree integers keep their width; in UserDefaults they become `Int`
-    // (or `UInt64` above `Int64.max`), the forms a property list reads back.
-
-    @inline(__always) func wrap(_ value: Float) -> Any { options.isForUserDefaults ? Double(value) : value }
-    @inline(__always) func wrap(_ value: Int8) -> Any { options.isForUserDefaults ? Int(value) : value }
-    @inline(__always) func wrap(_ value: Int16) -> Any { options.isForUserDefaults ? Int(value) : value }
-    @inline(__always) func wrap(_ value: Int32) -> Any { options.isForUserDefaults ? Int(value) : value }
-    @inline(__always) func wrap(_ value: Int64) -> Any { options.isForUserDefaults ? Int(value) : value }
-    @inline(__always) func wrap(_ value: UInt8) -> Any { options.isForUserDefaults ? Int(value) : value }
-    @inline(__always) func wrap(_ value: UInt16) -> Any { options.isForUserDefaults ? Int(value) : value }
-    @inline(__always) func wrap(_ value: UInt32) -> Any { options.isForUserDefaults ? Int(value) : value }
-    @inline(__always) func wrap(_ value: UInt) -> Any { options.isForUserDefaults ? wrap(UInt64(value)) : value }
-    @inline(__always) func wrap(_ value: UInt64) -> Any {
-        guard options.isForUserDefaults, value <= UInt64(Int64.max) else { return value }
-        return Int(value)
-    }
+    func encode(_ value: Int8) throws { setSingle(form.integer(value)) }
+    func encode(_ value: Int16) throws { setSingle(form.integer(value)) }
+    func encode(_ value: Int32) throws { setSingle(form.integer(value)) }
+    func encode(_ value: Int64) throws { setSingle(form.integer(value)) }
+    func encode(_ value: UInt) throws { setSingle(form.integer(value)) }
+    func encode(_ value: UInt8) throws { setSingle(form.integer(value)) }
+    func encode(_ value: UInt16) throws { setSingle(form.integer(value)) }
+    func encode(_ value: UInt32) throws { setSingle(form.integer(value)) }
+    func encode(_ value: UInt64) throws { setSingle(form.integer(value)) }
+    func encode<T: Encodable>(_ value: T) throws { setSingle(try box(value, parent: parent, step: step)) }
 
     // MARK: Boxing
 
-    /// Encodes `value` one step below the current path and returns its tree, or `nil`
-    /// for an encoded `nil`.
-    func box<T: Encodable>(_ value: T, step: @autoclosure () -> PathStep?) throws -> Any? {
+    /// Encodes `value`, which sits `step` below the container at `parent`, and returns
+    /// its tree, or `nil` for an encoded `nil`.
+    func box<T: Encodable>(_ value: T, parent: CodingPathNode?, step: @autoclosure () -> PathStep?) throws -> Any? {
         // Metatype checks first: they cost a pointer compare and skip `encode(to:)`.
-        if T.self == String.self { return value as! String }
+        if T.self == String.self { return form.string(value as! String) }
         if T.self == Int.self { return value as! Int }
         if T.self == Double.self { return value as! Double }
         if T.self == Bool.self { return value as! Bool }
-        if T.self == PrimitiveArrays.strings || T.self == PrimitiveArrays.ints
-            || T.self == PrimitiveArrays.doubles || T.self == PrimitiveArrays.bools {
+        if T.self == PrimitiveArrays.strings { return form.strings(value as! [String]) }
+        if T.self == PrimitiveArrays.ints || T.self == PrimitiveArrays.doubles || T.self == PrimitiveArrays.bools {
             // Homogeneous arrays of plist primitives are already a valid tree.
             return value
         }
-        if T.self == Date.self { return try boxDate(value as! Date, step: step()) }
-        if T.self == URL.self { return try boxURL(value as! URL, step: step()) }
-        if T.self == Data.self { return try boxData(value as! Data, step: step()) }
-        if T.self == Decimal.self { return try boxDecimal(value as! Decimal, step: step()) }
-        if options.isForUserDefaults, let optional = value as? any StorableOptional {
-            return try optional.boxForUserDefaults(self, step: step())
+        if T.self == Date.self { return try boxDate(value as! Date, parent: parent, step: step()) }
+        if T.self == URL.self { return try boxURL(value as! URL, parent: parent, step: step()) }
+        if T.self == Data.self { return try boxData(value as! Data, parent: parent, step: step()) }
+        if T.self == Decimal.self {
+            let step = step()
+            return try form.decimal(value as! Decimal) { path(parent, step) }
         }
-        return try boxEncodable(value, step: step())
+        if Form.wrapsOptionals, let optional = value as? any WrappableOptional {
+            return try optional.box(into: self, parent: parent, step: step())
+        }
+        return try boxEncodable(value, parent: parent, step: step())
     }
 
     /// Runs `value.encode(to:)` with this encoder one level down, and flattens what it wrote.
-    private func boxEncodable<T: Encodable>(_ value: T, step: @autoclosure () -> PathStep?) throws -> Any? {
-        let saved = slot
-        slot = .empty
-        let pushed = step()
-        if let pushed { path.push(pushed) }
+    private func boxEncodable<T: Encodable>(_ value: T, parent: CodingPathNode?, step: PathStep?) throws -> Any? {
+        if let reason = nesting.enter() {
+            nesting.leave()
+            throw EncodingError.tooDeep(value, reason, at: path(parent, step))
+        }
+        let saved = (self.parent, self.step, slot, misuse)
+        (self.parent, self.step, slot, misuse) = (parent, step, .empty, nil)
         defer {
-            if pushed != nil { path.pop() }
-            slot = saved
+            (self.parent, self.step, slot, misuse) = saved
+            nesting.leave()
         }
-        if path.depth >= maximumNestingDepth { throw EncodingError.tooDeep(value, at: pathForError(nil)) }
         try value.encode(to: self)
-        if let error = deferredError {
-            deferredError = nil
-            throw error
+        if let misuse {
+            throw EncodingError.invalid(value, "Invalid use of Encoder: \(misuse)", at: codingPath)
         }
+        return try finishSlot()
+    }
+
+    /// Flattens what the current value wrote, and clears it.
+    private func finishSlot() throws -> Any? {
         let written = slot
         slot = .empty
         switch consume written {
@@ -473,272 +462,202 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
         }
     }
 
-    /// The path of a value that is about to be written `step` below the current one.
-    func pathForError(_ step: @autoclosure () -> PathStep?) -> [any CodingKey] {
-        path.codingPath(depth: path.depth, last: step())
+    /// The tree of a nested container or super encoder, once its parent is complete.
+    fileprivate func resolve(_ item: Pending<Form>) throws -> Any? {
+        switch item {
+        case .keyed(let storage):
+            return try storage.finish(self)
+        case .unkeyed(let storage):
+            return try storage.finish(self)
+        case .encoder(let encoder):
+            if let misuse = encoder.misuse {
+                throw EncodingError.invalid(Optional<Any>.none as Any, "Invalid use of Encoder: \(misuse)", at: encoder.codingPath)
+            }
+            return try encoder.finishSlot()
+        }
     }
 
-    private func boxDate(_ date: Date, step: @autoclosure () -> PathStep?) throws -> Any? {
+    private func boxDate(_ date: Date, parent: CodingPathNode?, step: PathStep?) throws -> Any {
         switch options.dateEncodingStrategy {
         case .date:
-            return options.isForUserDefaults ? storableDate(date) : date
+            return form.date(date)
         case .secondsSince1970:
             return date.timeIntervalSince1970
         case .millisecondsSince1970:
             return date.timeIntervalSince1970 * 1000
         case .iso8601(let fractional):
-            return date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: fractional))
+            return form.string(date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: fractional)))
         case .formatted(let formatter):
-            return formatter.string(from: date)
+            return form.string(formatter.string(from: date))
         case .custom(let closure):
-            return try custom(step()) { try closure(date) }
+            return try custom(date, parent: parent, step: step) { try closure(date) }
         }
     }
 
-    private func boxURL(_ url: URL, step: @autoclosure () -> PathStep?) throws -> Any? {
+    private func boxURL(_ url: URL, parent: CodingPathNode?, step: PathStep?) throws -> Any {
         switch options.urlEncodingStrategy {
         case .url:
-            return options.isForUserDefaults ? storableURL(url) : url
+            return try form.url(url, depth: depth(parent, step)) { path(parent, step) }
         case .absoluteString:
-            return url.absoluteString
+            return form.string(url.absoluteString)
         case .custom(let closure):
-            return try custom(step()) { try closure(url) }
+            return try custom(url, parent: parent, step: step) { try closure(url) }
         }
     }
 
-    private func boxData(_ data: Data, step: @autoclosure () -> PathStep?) throws -> Any? {
+    private func boxData(_ data: Data, parent: CodingPathNode?, step: PathStep?) throws -> Any {
         switch options.dataEncodingStrategy {
         case .data:
             return data
         case .base64:
-            return data.base64EncodedString()
+            return form.string(data.base64EncodedString())
         case .custom(let closure):
-            return try custom(step()) { try closure(data) }
+            return try custom(data, parent: parent, step: step) { try closure(data) }
         }
     }
 
-    private func boxDecimal(_ decimal: Decimal, step: @autoclosure () -> PathStep?) throws -> Any? {
-        guard options.isForUserDefaults else { return decimal }
-        // A property list has no decimal type and Foundation on Linux stores a Decimal
-        // as an integer (0.5 becomes 0): keep its exact text instead.
-        let text = decimal.canonicalString
-        guard !decimal.isNaN, Decimal(strictString: text) == decimal else {
-            throw EncodingError.invalid(decimal, "Cannot store Decimal \(text) in UserDefaults", at: pathForError(step()))
+    /// Runs a `.custom` strategy closure for `value`, and has the form check what it made.
+    private func custom(_ value: Any, parent: CodingPathNode?, step: PathStep?, _ closure: () throws -> Any) throws -> Any {
+        let output = try runCustomStrategy(closure) { error in
+            EncodingError.invalid(value, "Custom strategy failed", at: path(parent, step), underlyingError: error)
         }
-        return text
+        return try form.custom(output, depth: depth(parent, step)) { path(parent, step) }
     }
 
-    /// Runs a `.custom` strategy closure with the path of the value it encodes, and in
-    /// UserDefaults checks that it returned something a property list can hold.
-    private func custom(_ step: @autoclosure () -> PathStep?, _ closure: () throws -> Any) throws -> Any {
-        let value: Any
-        do {
-            value = try closure()
-        } catch let error as EncodingError {
-            throw error
-        } catch {
-            throw EncodingError.invalid(NSNullPlaceholder(), "Custom strategy failed", at: pathForError(step()), underlyingError: error)
-        }
-        guard options.isForUserDefaults else { return value }
-        return try storable(value, at: pathForError(step()))
-    }
-
-    // MARK: UserDefaults forms
-
-    /// A date as this platform's property list keeps it.
-    ///
-    /// On Apple platforms preferences are binary plists, which keep a `Date` to the
-    /// bit. Foundation on Linux writes XML, whose `<date>` keeps whole seconds only;
-    /// there a date with a fraction is written as its `timeIntervalSinceReferenceDate`
-    /// (what `Date`'s own `Codable` writes), which the `.date` decoding strategy reads.
-    func storableDate(_ date: Date) -> Any {
-        #if canImport(Darwin)
-        return date
-        #else
-        let seconds = date.timeIntervalSinceReferenceDate
-        if seconds.rounded(.down) == seconds, abs(seconds) < 60_000_000_000 {
-            return date
-        }
-        return seconds
-        #endif
-    }
-
-    /// A URL as a string, or with a base as `{relative, base}` like `URL`'s own `Codable`.
-    func storableURL(_ url: URL) -> Any {
-        guard let base = url.baseURL else { return url.absoluteString }
-        return ["relative": url.relativeString, "base": storableURL(base)] as [String: Any]
-    }
-
-    /// Checks that a value made by a `.custom` strategy is one a property list holds,
-    /// converting numbers and URLs to the forms `boxForUserDefaults` writes.
-    func storable(_ value: Any, at path: [any CodingKey]) throws -> Any {
-        guard let value = flattenOptional(value) else {
-            throw EncodingError.invalid(NSNullPlaceholder(), "Cannot store nil in UserDefaults", at: path)
-        }
-        if value is String { return value }
-        if let number = classifyNumber(value) {
-            switch number {
-            case .bool(let bool): return bool
-            case .signed(let int, _): return Int(int)
-            case .unsigned(let uint, _): return wrap(uint)
-            case .double(let double): return double
-            case .float(let float): return Double(float)
-            case .decimal(let decimal): return try boxDecimal(decimal, step: nil)!
-            }
-        }
-        if let date = value as? Date { return storableDate(date) }
-        if let data = value as? Data { return data }
-        if let url = value as? URL { return storableURL(url) }
-        if let dictionary = value as? [String: Any] {
-            var result: [String: Any] = [:]
-            result.reserveCapacity(dictionary.count)
-            for (key, element) in dictionary {
-                result[key] = try storable(element, at: path + [KeyValueCodingKey(stringValue: key)])
-            }
-            return result
-        }
-        if let array = value as? [Any] {
-            var result: [Any] = []
-            result.reserveCapacity(array.count)
-            for (index, element) in array.enumerated() {
-                result.append(try storable(element, at: path + [IndexCodingKey(index)]))
-            }
-            return result
-        }
-        throw EncodingError.invalid(value, "Cannot store \(describeType(of: value)) in UserDefaults", at: path)
+    /// How many containers the value `step` below the container at `node` sits in.
+    private func depth(_ node: CodingPathNode?, _ step: PathStep?) -> Int {
+        (node?.depth ?? 0) + (step == nil ? 0 : 1)
     }
 
     // MARK: Keys
 
-    /// The dictionary key for `key`: the one place the key strategy is applied.
-    @inline(__always)
-    func keyString(_ key: some CodingKey, depth: Int, extra: [PathStep]) -> String {
+    /// The dictionary key for `key` in the container at `node`: the one place the key
+    /// strategy is applied. Returns the problem instead when the key cannot be written.
+    fileprivate func dictionaryKey(_ key: some CodingKey, in storage: KeyedStorage<Form>, at node: CodingPathNode?) -> (String, EncodingError?) {
+        let name: String
         switch options.keyEncodingStrategy {
         case .useDefaultKeys:
-            return key.stringValue
+            name = key.stringValue
+            if let problem = form.problem(withKey: name) {
+                return (name, .invalid(key.stringValue, problem, at: path(node, .key(key))))
+            }
+            return (name, nil)
         case .convertToSnakeCase:
-            return convertToSnakeCase(key.stringValue)
+            name = convertToSnakeCase(key.stringValue)
         case .custom(let closure):
-            return closure(path.codingPath(depth: depth, extra: extra, last: .key(key))).stringValue
+            name = closure(path(node, .key(key))).stringValue
         }
-    }
-
-    /// Runs `body` with the path set to a container's own path, for containers made by
-    /// `nestedContainer`, whose path goes beyond the stack.
-    @inline(__always)
-    func withExtra<R>(_ extra: [PathStep], _ body: () throws -> R) rethrows -> R {
-        if extra.isEmpty { return try body() }
-        path.push(extra)
-        defer { path.pop(extra.count) }
-        return try body()
-    }
-
-    /// A super encoder: its own object, since the caller may keep it after the call.
-    func makeSuperEncoder(at prefix: [any CodingKey]) -> SuperEncoder {
-        SuperEncoder(encoder: EncoderImpl(options: options, path: PathStack(prefix: prefix)))
-    }
-}
-
-/// An encoder handed out by `superEncoder()`; what it writes is placed in its parent
-/// when the parent is flattened.
-private final class SuperEncoder: DeferredValue {
-    let encoder: EncoderImpl
-    init(encoder: EncoderImpl) { self.encoder = encoder }
-
-    func resolve(_ parent: EncoderImpl) throws -> Any? {
-        if let error = encoder.deferredError { throw error }
-        switch encoder.slot {
-        case .empty: return [String: Any]()
-        case .value(let value): return value
-        case .keyed(let storage): return try storage.finish(encoder)
-        case .unkeyed(let storage): return try storage.finish(encoder)
+        if let previous = storage.sourceKeys.updateValue(key.stringValue, forKey: name), previous != key.stringValue {
+            return (name, .invalid(key.stringValue, "Keys \"\(previous)\" and \"\(key.stringValue)\" both become \"\(name)\"", at: path(node, .key(key))))
         }
+        if let problem = form.problem(withKey: name) {
+            return (name, .invalid(key.stringValue, problem, at: path(node, .key(key))))
+        }
+        return (name, nil)
+    }
+
+    /// A super encoder for the value `step` below the container at `node`, starting from
+    /// what is already there (`existing`), as Foundation's coders merge into it.
+    fileprivate func makeSuperEncoder(at node: CodingPathNode?, step: PathStep, existing: Any?) -> EncoderImpl<Form> {
+        let encoder = EncoderImpl(options: options, form: form, parent: node, step: step)
+        encoder.nesting = nesting
+        if let existing {
+            if let dictionary = existing as? [String: Any] {
+                encoder.slot = .keyed(KeyedStorage(merging: dictionary))
+            } else if let array = existing as? [Any] {
+                encoder.slot = .unkeyed(UnkeyedStorage(merging: array))
+            } else {
+                encoder.slot = .value(existing)
+            }
+        }
+        return encoder
     }
 }
 
-// MARK: - Optionals in UserDefaults
+// MARK: - Optionals
 
-/// Lets the encoder give each level of a nested optional its own form in UserDefaults.
-private protocol StorableOptional {
-    func boxForUserDefaults(_ encoder: EncoderImpl, step: @autoclosure () -> PathStep?) throws -> Any?
+/// Lets a form that writes `Optional` values itself see each level of a nested optional.
+protocol WrappableOptional {
+    func box<Form: EncodingForm>(into encoder: EncoderImpl<Form>, parent: CodingPathNode?, step: PathStep?) throws -> Any
 }
 
-extension Optional: StorableOptional where Wrapped: Encodable {
-    /// `nil` is written as `"$null"`; a value inside an optional that would itself read
-    /// as `"$null"` (the string `"$null"`, or an inner `nil`) gets one more leading `$`.
-    /// So `[String?]` keeps `"$null"` and `nil` apart, and `Int??` keeps both nils.
-    fileprivate func boxForUserDefaults(_ encoder: EncoderImpl, step: @autoclosure () -> PathStep?) throws -> Any? {
-        guard let wrapped = self else { return nil }
-        guard let inner = try encoder.box(wrapped, step: step()) else { return "$" + storedNull }
-        if let string = inner as? String, isEscapedNullForm(string) { return "$" + string }
-        return inner
+extension Optional: WrappableOptional where Wrapped: Encodable {
+    func box<Form: EncodingForm>(into encoder: EncoderImpl<Form>, parent: CodingPathNode?, step: PathStep?) throws -> Any {
+        guard let wrapped = self else { return encoder.form.none }
+        return encoder.form.wrapSome(try encoder.box(wrapped, parent: parent, step: step))
     }
 }
 
 // MARK: - Containers
 
-private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
-    let encoder: EncoderImpl
-    let storage: KeyedStorage
-    let depth: Int
-    /// Keys beyond the encoder's path stack, for nested containers.
-    let extra: [PathStep]
+private struct KeyedContainer<Key: CodingKey, Form: EncodingForm>: KeyedEncodingContainerProtocol {
+    let encoder: EncoderImpl<Form>
+    let storage: KeyedStorage<Form>
+    /// The path of the value this container belongs to.
+    let node: CodingPathNode?
 
-    var codingPath: [any CodingKey] { encoder.path.codingPath(depth: depth, extra: extra) }
+    var codingPath: [any CodingKey] { CodingPathNode.codingPath(of: node) }
 
-    @inline(__always) private func key(_ key: Key) -> String {
-        encoder.keyString(key, depth: depth, extra: extra)
-    }
-
-    @inline(__always) private func write(_ value: Any?, forKey key: Key) {
-        let name = self.key(key)
-        if let value {
-            storage.dictionary[name] = value
-        } else if let null = encoder.nullRepresentation {
-            storage.dictionary[name] = null
+    /// The dictionary key for `key`, or the error that it cannot be written.
+    @inline(__always)
+    private func name(_ key: Key) throws -> String {
+        if case .useDefaultKeys = encoder.options.keyEncodingStrategy, Form.self == PlainEncodingForm.self {
+            return key.stringValue
         }
+        let (name, problem) = encoder.dictionaryKey(key, in: storage, at: node)
+        if let problem { throw problem }
+        return name
     }
 
-    mutating func encodeNil(forKey key: Key) throws { write(nil, forKey: key) }
-    mutating func encode(_ value: Bool, forKey key: Key) throws { storage.dictionary[self.key(key)] = value }
-    mutating func encode(_ value: String, forKey key: Key) throws { storage.dictionary[self.key(key)] = value }
-    mutating func encode(_ value: Double, forKey key: Key) throws { storage.dictionary[self.key(key)] = value }
-    mutating func encode(_ value: Float, forKey key: Key) throws { storage.dictionary[self.key(key)] = encoder.wrap(value) }
-    mutating func encode(_ value: Int, forKey key: Key) throws { storage.dictionary[self.key(key)] = value }
-    mutating func encode(_ value: Int8, forKey key: Key) throws { storage.dictionary[self.key(key)] = encoder.wrap(value) }
-    mutating func encode(_ value: Int16, forKey key: Key) throws { storage.dictionary[self.key(key)] = encoder.wrap(value) }
-    mutating func encode(_ value: Int32, forKey key: Key) throws { storage.dictionary[self.key(key)] = encoder.wrap(value) }
-    mutating func encode(_ value: Int64, forKey key: Key) throws { storage.dictionary[self.key(key)] = encoder.wrap(value) }
-    mutating func encode(_ value: UInt, forKey key: Key) throws { storage.dictionary[self.key(key)] = encoder.wrap(value) }
-    mutating func encode(_ value: UInt8, forKey key: Key) throws { storage.dictionary[self.key(key)] = encoder.wrap(value) }
-    mutating func encode(_ value: UInt16, forKey key: Key) throws { storage.dictionary[self.key(key)] = encoder.wrap(value) }
-    mutating func encode(_ value: UInt32, forKey key: Key) throws { storage.dictionary[self.key(key)] = encoder.wrap(value) }
-    mutating func encode(_ value: UInt64, forKey key: Key) throws { storage.dictionary[self.key(key)] = encoder.wrap(value) }
+    /// The dictionary key for `key` where the protocol gives no way to throw: the
+    /// problem is thrown when the value this container belongs to is complete.
+    private func nameRecordingProblem(_ key: Key) -> String {
+        let (name, problem) = encoder.dictionaryKey(key, in: storage, at: node)
+        if let problem { storage.record(problem) }
+        return name
+    }
+
+    @inline(__always)
+    private func set(_ value: Any, at name: String) {
+        storage.dictionary[name] = value
+        if !storage.pending.isEmpty { storage.pending[name] = nil }
+    }
+
+    mutating func encodeNil(forKey key: Key) throws {
+        let name = try name(key)
+        if let null = encoder.form.null { set(null, at: name) }
+    }
+
+    mutating func encode(_ value: Bool, forKey key: Key) throws { set(value, at: try name(key)) }
+    mutating func encode(_ value: String, forKey key: Key) throws { set(encoder.form.string(value), at: try name(key)) }
+    mutating func encode(_ value: Double, forKey key: Key) throws { set(value, at: try name(key)) }
+    mutating func encode(_ value: Float, forKey key: Key) throws { set(encoder.form.float(value), at: try name(key)) }
+    mutating func encode(_ value: Int, forKey key: Key) throws { set(value, at: try name(key)) }
+    mutating func encode(_ value: Int8, forKey key: Key) throws { set(encoder.form.integer(value), at: try name(key)) }
+    mutating func encode(_ value: Int16, forKey key: Key) throws { set(encoder.form.integer(value), at: try name(key)) }
+    mutating func encode(_ value: Int32, forKey key: Key) throws { set(encoder.form.integer(value), at: try name(key)) }
+    mutating func encode(_ value: Int64, forKey key: Key) throws { set(encoder.form.integer(value), at: try name(key)) }
+    mutating func encode(_ value: UInt, forKey key: Key) throws { set(encoder.form.integer(value), at: try name(key)) }
+    mutating func encode(_ value: UInt8, forKey key: Key) throws { set(encoder.form.integer(value), at: try name(key)) }
+    mutating func encode(_ value: UInt16, forKey key: Key) throws { set(encoder.form.integer(value), at: try name(key)) }
+    mutating func encode(_ value: UInt32, forKey key: Key) throws { set(encoder.form.integer(value), at: try name(key)) }
+    mutating func encode(_ value: UInt64, forKey key: Key) throws { set(encoder.form.integer(value), at: try name(key)) }
 
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
-        let name = self.key(key)
-        let boxed = try encoder.withExtra(extra) { try encoder.box(value, step: .key(key)) }
-        if let boxed {
-            storage.dictionary[name] = boxed
-        } else if let null = encoder.nullRepresentation {
-            storage.dictionary[name] = null
+        let name = try name(key)
+        if let boxed = try encoder.box(value, parent: node, step: .key(key)) {
+            set(boxed, at: name)
+        } else if let null = encoder.form.null {
+            set(null, at: name)
         }
     }
 
-    // An absent optional leaves the key out. In UserDefaults a present one goes through
-    // the optional's own form, so that `String?` holding "$null" is told from nil.
-    mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws {
-        guard let value else { return }
-        if encoder.options.isForUserDefaults {
-            try encode(Optional(value), forKey: key)
-        } else {
-            storage.dictionary[self.key(key)] = value
-        }
-    }
-
+    // An absent optional leaves the key out. Where the form writes optionals itself, a
+    // present one goes through the optional's own form, so that a value that encodes
+    // `nil` (a JSON-like `.null`) is told apart from an absent one.
     mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws {
         guard let value else { return }
-        if encoder.options.isForUserDefaults {
+        if Form.wrapsOptionals {
             try encode(Optional(value), forKey: key)
         } else {
             try encode(value, forKey: key)
@@ -746,17 +665,49 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
-        let nested = KeyedStorage()
-        storage.dictionary[self.key(key)] = nested
-        storage.hasDeferred = true
-        return KeyedEncodingContainer(KeyedContainer<NestedKey>(encoder: encoder, storage: nested, depth: depth, extra: extra + [.key(key)]))
+        let name = nameRecordingProblem(key)
+        let nestedNode = CodingPathNode(parent: node, step: .key(key))
+        let nested: KeyedStorage<Form>
+        if case .keyed(let existing)? = storage.pending[name] {
+            nested = existing
+        } else if storage.pending[name] == nil, let existing = storage.dictionary[name], let dictionary = existing as? [String: Any] {
+            nested = KeyedStorage(merging: dictionary)
+            storage.dictionary[name] = nil
+            storage.pending[name] = .keyed(nested)
+        } else if storage.pending[name] == nil, storage.dictionary[name] == nil {
+            nested = KeyedStorage()
+            storage.pending[name] = .keyed(nested)
+        } else {
+            nested = KeyedStorage()
+            storage.record(.invalid(key.stringValue, "Invalid use of Encoder: a keyed container was requested for a key that already holds another kind of value", at: nestedNode.codingPathArray))
+        }
+        if !encoder.allowsNesting(below: node) {
+            storage.record(.invalid(key.stringValue, "Invalid use of Encoder: containers nested deeper than \(encoder.form.containerDepthLimit) levels", at: nestedNode.codingPathArray))
+        }
+        return KeyedEncodingContainer(KeyedContainer<NestedKey, Form>(encoder: encoder, storage: nested, node: nestedNode))
     }
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
-        let nested = UnkeyedStorage()
-        storage.dictionary[self.key(key)] = nested
-        storage.hasDeferred = true
-        return UnkeyedContainer(encoder: encoder, storage: nested, depth: depth, extra: extra + [.key(key)])
+        let name = nameRecordingProblem(key)
+        let nestedNode = CodingPathNode(parent: node, step: .key(key))
+        let nested: UnkeyedStorage<Form>
+        if case .unkeyed(let existing)? = storage.pending[name] {
+            nested = existing
+        } else if storage.pending[name] == nil, let existing = storage.dictionary[name], let array = existing as? [Any] {
+            nested = UnkeyedStorage(merging: array)
+            storage.dictionary[name] = nil
+            storage.pending[name] = .unkeyed(nested)
+        } else if storage.pending[name] == nil, storage.dictionary[name] == nil {
+            nested = UnkeyedStorage()
+            storage.pending[name] = .unkeyed(nested)
+        } else {
+            nested = UnkeyedStorage()
+            storage.record(.invalid(key.stringValue, "Invalid use of Encoder: an unkeyed container was requested for a key that already holds another kind of value", at: nestedNode.codingPathArray))
+        }
+        if !encoder.allowsNesting(below: node) {
+            storage.record(.invalid(key.stringValue, "Invalid use of Encoder: containers nested deeper than \(encoder.form.containerDepthLimit) levels", at: nestedNode.codingPathArray))
+        }
+        return UnkeyedContainer(encoder: encoder, storage: nested, node: nestedNode)
     }
 
     mutating func superEncoder() -> any Encoder {
@@ -768,21 +719,27 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     }
 
     private func superEncoder(named key: some CodingKey) -> any Encoder {
-        let name = encoder.keyString(key, depth: depth, extra: extra)
-        let superEncoder = encoder.makeSuperEncoder(at: encoder.path.codingPath(depth: depth, extra: extra, last: .key(key)))
-        storage.dictionary[name] = superEncoder
-        storage.hasDeferred = true
-        return superEncoder.encoder
+        let (name, problem) = encoder.dictionaryKey(key, in: storage, at: node)
+        if let problem { storage.record(problem) }
+        if case .encoder(let existing)? = storage.pending[name] { return existing }
+        let existing = storage.pending[name] == nil ? storage.dictionary[name] : nil
+        if storage.pending[name] != nil {
+            storage.record(.invalid(key.stringValue, "Invalid use of Encoder: a super encoder was requested for a key that already holds a container", at: encoder.path(node, .key(key))))
+        }
+        let superEncoder = encoder.makeSuperEncoder(at: node, step: .key(key), existing: existing)
+        storage.dictionary[name] = nil
+        storage.pending[name] = .encoder(superEncoder)
+        return superEncoder
     }
 }
 
-private struct UnkeyedContainer: UnkeyedEncodingContainer {
-    let encoder: EncoderImpl
-    let storage: UnkeyedStorage
-    let depth: Int
-    let extra: [PathStep]
+private struct UnkeyedContainer<Form: EncodingForm>: UnkeyedEncodingContainer {
+    let encoder: EncoderImpl<Form>
+    let storage: UnkeyedStorage<Form>
+    /// The path of the value this container belongs to.
+    let node: CodingPathNode?
 
-    var codingPath: [any CodingKey] { encoder.path.codingPath(depth: depth, extra: extra) }
+    var codingPath: [any CodingKey] { CodingPathNode.codingPath(of: node) }
     var count: Int { storage.count }
 
     @inline(__always) private func append(_ value: Any) {
@@ -792,55 +749,67 @@ private struct UnkeyedContainer: UnkeyedEncodingContainer {
 
     mutating func encodeNil() throws {
         storage.count += 1
-        if let null = encoder.nullRepresentation { storage.array.append(null) }
+        if let null = encoder.form.null { storage.array.append(null) }
     }
 
     mutating func encode(_ value: Bool) throws { append(value) }
-    mutating func encode(_ value: String) throws { append(value) }
+    mutating func encode(_ value: String) throws { append(encoder.form.string(value)) }
     mutating func encode(_ value: Double) throws { append(value) }
-    mutating func encode(_ value: Float) throws { append(encoder.wrap(value)) }
+    mutating func encode(_ value: Float) throws { append(encoder.form.float(value)) }
     mutating func encode(_ value: Int) throws { append(value) }
-    mutating func encode(_ value: Int8) throws { append(encoder.wrap(value)) }
-    mutating func encode(_ value: Int16) throws { append(encoder.wrap(value)) }
-    mutating func encode(_ value: Int32) throws { append(encoder.wrap(value)) }
-    mutating func encode(_ value: Int64) throws { append(encoder.wrap(value)) }
-    mutating func encode(_ value: UInt) throws { append(encoder.wrap(value)) }
-    mutating func encode(_ value: UInt8) throws { append(encoder.wrap(value)) }
-    mutating func encode(_ value: UInt16) throws { append(encoder.wrap(value)) }
-    mutating func encode(_ value: UInt32) throws { append(encoder.wrap(value)) }
-    mutating func encode(_ value: UInt64) throws { append(encoder.wrap(value)) }
+    mutating func encode(_ value: Int8) throws { append(encoder.form.integer(value)) }
+    mutating func encode(_ value: Int16) throws { append(encoder.form.integer(value)) }
+    mutating func encode(_ value: Int32) throws { append(encoder.form.integer(value)) }
+    mutating func encode(_ value: Int64) throws { append(encoder.form.integer(value)) }
+    mutating func encode(_ value: UInt) throws { append(encoder.form.integer(value)) }
+    mutating func encode(_ value: UInt8) throws { append(encoder.form.integer(value)) }
+    mutating func encode(_ value: UInt16) throws { append(encoder.form.integer(value)) }
+    mutating func encode(_ value: UInt32) throws { append(encoder.form.integer(value)) }
+    mutating func encode(_ value: UInt64) throws { append(encoder.form.integer(value)) }
 
     mutating func encode<T: Encodable>(_ value: T) throws {
         let index = storage.count
-        let boxed = try encoder.withExtra(extra) { try encoder.box(value, step: .index(index)) }
-        if let boxed {
+        if let boxed = try encoder.box(value, parent: node, step: .index(index)) {
             append(boxed)
         } else {
             try encodeNil()
         }
     }
 
+    /// Adds `item` at the next place; it is written when the parent is flattened.
+    private func appendPending(_ item: Pending<Form>) {
+        storage.pending.append((storage.array.count, item))
+        append(Optional<Any>.none as Any)
+    }
+
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
-        let nested = KeyedStorage()
-        let index = storage.count
-        append(nested)
-        storage.hasDeferred = true
-        return KeyedEncodingContainer(KeyedContainer<NestedKey>(encoder: encoder, storage: nested, depth: depth, extra: extra + [.index(index)]))
+        let nestedNode = CodingPathNode(parent: node, step: .index(storage.count))
+        let nested = KeyedStorage<Form>()
+        if !encoder.allowsNesting(below: node) {
+            storage.record(.invalid(storage.count, "Invalid use of Encoder: containers nested deeper than \(encoder.form.containerDepthLimit) levels", at: nestedNode.codingPathArray))
+        }
+        appendPending(.keyed(nested))
+        return KeyedEncodingContainer(KeyedContainer<NestedKey, Form>(encoder: encoder, storage: nested, node: nestedNode))
     }
 
     mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
-        let nested = UnkeyedStorage()
-        let index = storage.count
-        append(nested)
-        storage.hasDeferred = true
-        return UnkeyedContainer(encoder: encoder, storage: nested, depth: depth, extra: extra + [.index(index)])
+        let nestedNode = CodingPathNode(parent: node, step: .index(storage.count))
+        let nested = UnkeyedStorage<Form>()
+        if !encoder.allowsNesting(below: node) {
+            storage.record(.invalid(storage.count, "Invalid use of Encoder: containers nested deeper than \(encoder.form.containerDepthLimit) levels", at: nestedNode.codingPathArray))
+        }
+        appendPending(.unkeyed(nested))
+        return UnkeyedContainer(encoder: encoder, storage: nested, node: nestedNode)
     }
 
     mutating func superEncoder() -> any Encoder {
-        let index = storage.count
-        let superEncoder = encoder.makeSuperEncoder(at: encoder.path.codingPath(depth: depth, extra: extra, last: .index(index)))
-        append(superEncoder)
-        storage.hasDeferred = true
-        return superEncoder.encoder
+        let superEncoder = encoder.makeSuperEncoder(at: node, step: .index(storage.count), existing: nil)
+        appendPending(.encoder(superEncoder))
+        return superEncoder
     }
+}
+
+extension CodingPathNode {
+    /// This node's whole path.
+    var codingPathArray: [any CodingKey] { CodingPathNode.codingPath(of: self) }
 }

@@ -15,19 +15,15 @@ import Foundation
 /// ```
 ///
 /// The promise: whatever the value, these methods never trap and never store something
-/// that reads back different. What reaches `set(_:forKey:)` is always a valid property
-/// list on the running platform, with these forms where a plist has no type of its own:
+/// that reads back different, in this process or the next. What reaches
+/// `set(_:forKey:)` is always a valid property list on the running platform; where a
+/// property list has no type of its own, the stored form (`StoredForm`) says how the
+/// value is written: `nil` inside a collection, `Decimal`, `URL`, wide integers, and on
+/// Linux dates with a fraction of a second.
 ///
-/// | value | stored as |
-/// |---|---|
-/// | `URL` | its absolute string; with a base URL, `{relative, base}` |
-/// | `Decimal` | its exact decimal text, `"1.5"` |
-/// | `nil` inside a collection | `"$null"` (a real `"$null"` string inside an optional gets one more `$`) |
-/// | `Int8`…`UInt64`, `Float` | `Int` (`UInt64` above `Int64.max`), `Double` |
-/// | `Date` on Linux with a fraction of a second | its `timeIntervalSinceReferenceDate` (XML `<date>` keeps whole seconds) |
-///
-/// A value that cannot be stored as it is — such as a `Decimal.nan`, or something a
-/// `.custom` strategy made that is not a property list — throws
+/// A value that cannot be stored as it is — a `Decimal.nan`, something a `.custom`
+/// strategy made that is not a property list, containers nested deeper than the
+/// property list file allows, a key that begins with U+FEFF — throws
 /// `EncodingError.invalidValue` naming its path, and the stored value is left as it was.
 ///
 /// On platforms without `cfprefsd` (Linux, Windows) Foundation writes the suite's file
@@ -35,7 +31,7 @@ import Foundation
 /// write: each write then costs one rewrite of that suite's file.
 extension UserDefaults {
 
-    /// Encodes a value and stores it under `key`; encoding `nil` removes the key.
+    /// Encodes a value and stores it under `key`; encoding `Optional.none` removes the key.
     /// Observers of the key (`observe(_:handler:)`) hear of the change.
     ///
     /// - Parameters:
@@ -49,7 +45,7 @@ extension UserDefaults {
     }
 
     /// Encodes a value with the given encoder's strategies and stores it under `key`;
-    /// encoding `nil` removes the key.
+    /// encoding `Optional.none` removes the key.
     ///
     /// The encoder's date, data, URL and key strategies apply. Its nil strategy does
     /// not: storage keeps every `nil` in the lossless form described on this extension.
@@ -61,12 +57,14 @@ extension UserDefaults {
     /// - Throws: `EncodingError.invalidValue` with the path of a value that cannot be
     ///   stored, or `UnreadableDefaultsFile`; nothing is written then.
     public func encode<T: Encodable>(_ value: T, forKey key: String, encoder: KeyValueEncoder) throws {
+        if let problem = StoredEncodingForm().problem(withKey: key) {
+            throw EncodingError.invalid(value, problem, at: [])
+        }
         let stored = try encoder.encodeForUserDefaults(value)
         try writeGuarded {
-            if let stored {
-                set(stored, forKey: key)
-            } else {
-                removeObject(forKey: key)
+            switch stored {
+            case .value(let tree): set(tree, forKey: key)
+            case .removal: removeObject(forKey: key)
             }
         }
         announceChange(of: key)
@@ -127,35 +125,3 @@ extension UserDefaults {
         #endif
     }
 }
-
-extension KeyValueEncoder {
-    /// The tree to hand to `UserDefaults.set(_:forKey:)`, or `nil` to remove the key.
-    func encodeForUserDefaults<T: Encodable>(_ value: T) throws -> Any? {
-        var encoder = self
-        encoder.isForUserDefaults = true
-        return try encoder.encodeAllowingNil(value)
-    }
-}
-
-extension KeyValueDecoder {
-    /// Decodes a value read with `UserDefaults.object(forKey:)`.
-    func decodeFromUserDefaults<T: Decodable>(_ type: T.Type, from object: Any) throws -> T {
-        var decoder = self
-        decoder.isForUserDefaults = true
-        return try decoder.decode(T.self, from: object)
-    }
-}
-
-#if canImport(Combine)
-import Combine
-
-extension KeyValueEncoder: TopLevelEncoder {
-    /// The tree `encode(_:)` makes.
-    public typealias Output = Any?
-}
-
-extension KeyValueDecoder: TopLevelDecoder {
-    /// The tree `decode(_:from:)` reads.
-    public typealias Input = Any
-}
-#endif

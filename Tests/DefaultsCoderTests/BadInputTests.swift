@@ -76,11 +76,17 @@ enum Decoders {
         decoder.dataDecodingStrategy = .base64
         return decoder
     }()
-    static let userDefaults: KeyValueDecoder = {
-        var decoder = KeyValueDecoder()
-        decoder.isForUserDefaults = true
-        return decoder
-    }()
+}
+
+/// A row read in the UserDefaults stored form.
+func badStored<T: Decodable>(
+    _ type: T.Type,
+    _ value: SendableAny,
+    _ errorCase: DecodingErrorCase,
+    _ path: String,
+    _ message: String
+) -> BadInput {
+    BadInput(errorCase: errorCase, path: path, message: message) { try KeyValueDecoder().decodeFromUserDefaults(T.self, from: value.value) }
 }
 
 /// Models for the rows.
@@ -175,8 +181,9 @@ struct BadInputTests {
         bad(Double.self, any(Int64.max), .typeMismatch, "SELF", "Int64 at SELF, cannot be exactly represented by Double"),
         bad(Float.self, any(0.123456789), .typeMismatch, "SELF", "Double at SELF, cannot be exactly represented by Float"),
         bad(Float.self, any(1e300), .typeMismatch, "SELF", "Double at SELF, cannot be exactly represented by Float"),
-        bad(Decimal.self, any("1.5abc"), .dataCorrupted, "SELF", "Invalid decimal string \"1.5abc\" at SELF"),
-        bad(Decimal.self, any(""), .dataCorrupted, "SELF", "Invalid decimal string \"\" at SELF"),
+        bad(Decimal.self, any("1.5"), .typeMismatch, "SELF", "Expected Decimal at SELF, found String"),
+        badStored(Decimal.self, any("1.5"), .typeMismatch, "SELF", "Expected Decimal at SELF, found String"),
+        badStored(Decimal.self, any(StoredForm.decimalPrefix + "1.5abc"), .typeMismatch, "SELF", "Expected Decimal at SELF, found String"),
 
         // Bool and numbers are never each other.
         bad(Bool.self, any(1), .typeMismatch, "SELF", "Expected Bool at SELF, found Int"),
@@ -189,9 +196,12 @@ struct BadInputTests {
 
         // Strings that are not URLs, dates, or Base64.
         bad(URL.self, any(""), .dataCorrupted, "SELF", "Invalid URL string \"\" at SELF"),
+        bad(URL.self, any("hello"), .dataCorrupted, "SELF", "Expected an absolute URL, found the relative URL string \"hello\" at SELF"),
+        badStored(URL.self, any("hello"), .dataCorrupted, "SELF", "Expected an absolute URL, found the relative URL string \"hello\" at SELF"),
         bad([URL].self, any(["https://a.b", "http://[::1"]), .dataCorrupted, "SELF[1]", "Invalid URL string \"http://[::1\" at SELF[1]"),
         bad(URL.self, any(["relative": 5]), decoder: Decoders.absoluteURL, .typeMismatch, "SELF", "Expected String at SELF, found Dictionary"),
-        bad(Data.self, any("not base64!"), .dataCorrupted, "SELF", "Encountered Data is not valid Base64 at SELF"),
+        bad(Data.self, any("not base64!"), decoder: Decoders.base64, .dataCorrupted, "SELF", "Encountered Data is not valid Base64 at SELF"),
+        bad(Data.self, any("AQID"), .typeMismatch, "SELF", "Expected Data at SELF, found String"),
         bad(Data.self, any(Data([1])), decoder: Decoders.base64, .typeMismatch, "SELF", "Expected String at SELF, found Data"),
         bad(Date.self, any("yesterday"), decoder: Decoders.date(.iso8601), .dataCorrupted, "SELF", "Expected date string to be ISO8601-formatted at SELF"),
         bad(Date.self, any(true), decoder: Decoders.date(.secondsSince1970), .typeMismatch, "SELF", "Expected Date at SELF, found Bool"),
@@ -209,7 +219,11 @@ struct BadInputTests {
         // A placeholder stands for nil only where nil can be: a non-optional String
         // "$null" is that string (the encoders write it so), so these rows use Int.
         bad([Int].self, any([1, "$null"]), decoder: Decoders.null(.stringNull), .valueNotFound, "SELF[1]", "Expected BinaryInteger at SELF[1], found nil"),
-        bad(User.self, any(["id": "$null", "name": "a"]), decoder: Decoders.userDefaults, .valueNotFound, "SELF.id", "Expected BinaryInteger at SELF.id, found nil"),
+        badStored(User.self, any(["id": StoredForm.null, "name": "a"]), .valueNotFound, "SELF.id", "Expected BinaryInteger at SELF.id, found nil"),
+        badStored(User.self, any(["id": StoredForm.none, "name": "a"]), .valueNotFound, "SELF.id", "Expected BinaryInteger at SELF.id, found nil"),
+        badStored(User.self, any(["id": 1, "name": StoredForm.decimalPrefix + "1.5"]), .typeMismatch, "SELF.name", "Expected String at SELF.name, found Decimal"),
+        // "$null" is a plain string in the stored form: only the reserved U+FDD0 forms mean nil.
+        badStored(User.self, any(["id": "$null", "name": "a"]), .typeMismatch, "SELF.id", "Expected BinaryInteger at SELF.id, found String"),
 
         // Dictionary keys that are not valid for [Int: …]: the standard library's
         // Dictionary decoding reports them, with the path.

@@ -17,8 +17,8 @@ import Testing
 @Suite("Generated round trips")
 struct GeneratedRoundTripTests {
 
-    /// Values per strategy combination for the plain tree: 18 combinations × 1,000.
-    static let plainCount: UInt64 = 1_000
+    /// Values per strategy combination for the plain tree: 12 combinations × 1,500.
+    static let plainCount: UInt64 = 1_500
     /// Values through the UserDefaults form, written as XML and parsed again.
     static let storedCount: UInt64 = 2_000
     /// Values through a real suite and its file (each write rewrites the file on Linux).

@@ -338,7 +338,7 @@ struct StoredFormLost: Error {}
 /// file holds it, parses that and decodes it again; `nil` when the value stores as
 /// nothing (a `nil` removes the key).
 func throughXMLPlist<T: Codable>(_ value: T) throws -> T? {
-    guard let stored = try KeyValueEncoder().encodeForUserDefaults(value) else { return nil }
+    guard case .value(let stored) = try KeyValueEncoder().encodeForUserDefaults(value) else { return nil }
     let data = try PropertyListSerialization.data(fromPropertyList: ["key": stored], format: .xml, options: 0)
     let parsed = try PropertyListSerialization.propertyList(from: data, format: nil)
     guard let object = (parsed as? [String: Any])?["key"] else { throw StoredFormLost() }
@@ -358,7 +358,7 @@ struct LosslessCoders: Sendable, CustomStringConvertible {
         var result: [LosslessCoders] = []
         let nils: [(String, KeyValueEncoder.NilEncodingStrategy)] = [("default", .default), ("nsNull", .nsNull)]
         let datas: [(String, KeyValueEncoder.DataEncodingStrategy, KeyValueDecoder.DataDecodingStrategy)] = [
-            ("data", .data, .data), ("base64", .base64, .base64), ("base64→data", .base64, .data),
+            ("data", .data, .data), ("base64", .base64, .base64),
         ]
         let ints: [(String, KeyValueDecoder.IntDecodingStrategy)] = [
             ("exact", .exact), ("rounding", .rounding(rule: .toNearestOrAwayFromZero)), ("clamping", .clamping(roundingRule: nil)),

@@ -105,12 +105,44 @@ struct KeyValueDecoderTests {
         #expect(try decoder.decode(Float.self, from: Double(Float.leastNonzeroMagnitude)) == .leastNonzeroMagnitude)
         #expect(try decoder.decode(Float.self, from: Double.nan).isNaN)
         #expect(try decoder.decode(Decimal.self, from: 0.1) == Decimal(string: "0.1"))
-        #expect(try decoder.decode(Decimal.self, from: "-0.000001") == Decimal(string: "-0.000001"))
+        #expect(try decoder.decode(Decimal.self, from: Decimal(string: "-0.000001")!) == Decimal(string: "-0.000001"))
         #expect(try decoder.decode(Decimal.self, from: UInt64.max) == Decimal(UInt64.max))
         #expect(try decoder.decode(Double.self, from: Decimal(string: "1.5")!) == 1.5)
         #expect(throws: DecodingError.self) { try decoder.decode(Float.self, from: 1e300) }
         #expect(throws: DecodingError.self) { try decoder.decode(Decimal.self, from: Double.nan) }
         #expect(throws: DecodingError.self) { try decoder.decode(Decimal.self, from: true) }
+    }
+
+    /// A model that decodes by trying alternatives, as JSON-like enums do: a value must
+    /// not be taken for the first type that happens to accept its text.
+    enum Probed: Decodable, Equatable {
+        case decimal(Decimal), url(URL), data(Data), string(String)
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let decimal = try? container.decode(Decimal.self) {
+                self = .decimal(decimal)
+            } else if let url = try? container.decode(URL.self) {
+                self = .url(url)
+            } else if let data = try? container.decode(Data.self) {
+                self = .data(data)
+            } else {
+                self = .string(try container.decode(String.self))
+            }
+        }
+    }
+
+    @Test("a string is not taken for a Decimal, a relative URL or Base64 Data by the default strategies", arguments: [
+        ("42", Probed.string("42")),
+        ("1.5", .string("1.5")),
+        ("hello", .string("hello")),
+        ("AQID", .string("AQID")),
+        ("chips/fish", .string("chips/fish")),
+        ("https://fish.com/x", .url(URL(string: "https://fish.com/x")!)),
+    ])
+    func noLeniency(text: String, expected: Probed) throws {
+        #expect(try KeyValueDecoder().decode(Probed.self, from: text) == expected)
+        #expect(try KeyValueDecoder().decodeFromUserDefaults(Probed.self, from: text) == expected)
     }
 
     @Test("Bool is never a number and a number never a Bool")
@@ -152,6 +184,8 @@ struct KeyValueDecoderTests {
     @Test("URL accepts every form the encoders write")
     func urlForms() throws {
         let decoder = KeyValueDecoder()
+        var strictAbsolute = KeyValueDecoder()
+        strictAbsolute.urlDecodingStrategy = .absoluteString
         let url = URL(string: "https://fish.com/chips?x=1#top")!
         #expect(try decoder.decode(URL.self, from: url) == url)
         #expect(try decoder.decode(URL.self, from: "https://fish.com/chips?x=1#top") == url)
@@ -161,7 +195,14 @@ struct KeyValueDecoderTests {
             from: PropertyListEncoder().encode([relative]), format: nil
         )
         #expect(try decoder.decode([URL].self, from: plistForm) == [relative])
-        #expect(try decoder.decode(URL.self, from: try KeyValueEncoder().encodeForUserDefaults(relative) as Any) == relative)
+        guard case .value(let stored) = try KeyValueEncoder().encodeForUserDefaults(relative) else {
+            Issue.record("a URL is stored as a value")
+            return
+        }
+        #expect(try decoder.decodeFromUserDefaults(URL.self, from: stored) == relative)
+        let relativeString = caught(DecodingError.self) { try decoder.decode(URL.self, from: "chips") }
+        #expect(debugDescription(of: relativeString) == "Expected an absolute URL, found the relative URL string \"chips\" at SELF")
+        #expect(try strictAbsolute.decode(URL.self, from: "chips") == URL(string: "chips"))
 
         var strict = KeyValueDecoder()
         strict.urlDecodingStrategy = .absoluteString
@@ -170,15 +211,17 @@ struct KeyValueDecoderTests {
         #expect(debugDescription(of: invalid) == "Invalid URL string \"\" at SELF")
     }
 
-    @Test("Data accepts native, Base64 and byte arrays")
+    @Test("Data accepts native data and byte arrays; Base64 text only under .base64")
     func dataForms() throws {
         let decoder = KeyValueDecoder()
         let data = Data([1, 2, 255])
         #expect(try decoder.decode(Data.self, from: data) == data)
-        #expect(try decoder.decode(Data.self, from: "AQL/") == data)
         #expect(try decoder.decode(Data.self, from: [1, 2, 255]) == data)
+        let text = caught(DecodingError.self) { try decoder.decode(Data.self, from: "AQL/") }
+        #expect(debugDescription(of: text) == "Expected Data at SELF, found String")
         var strict = KeyValueDecoder()
         strict.dataDecodingStrategy = .base64
+        #expect(try strict.decode(Data.self, from: "AQL/") == data)
         #expect(throws: DecodingError.self) { try strict.decode(Data.self, from: data) }
         strict.dataDecodingStrategy = .custom { value in Data(((value as? String) ?? "").utf8) }
         #expect(try strict.decode(Data.self, from: "hi") == Data("hi".utf8))

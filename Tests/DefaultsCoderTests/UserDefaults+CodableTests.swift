@@ -172,7 +172,7 @@ struct UserDefaultsCodableTests {
         try suite.defaults.encode(entry, forKey: "e", encoder: encoder)
         #expect(Tree(suite.defaults.object(forKey: "e")) == .dictionary([
             "created_at": .string("1970-01-01T00:00:00Z"),
-            "tags": .array([.string("$null"), .string("a")]),
+            "tags": .array([.string(StoredForm.none), .string("a")]),
         ]))
         var decoder = KeyValueDecoder()
         decoder.keyDecodingStrategy = .convertFromSnakeCase

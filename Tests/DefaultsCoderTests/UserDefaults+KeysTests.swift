@@ -98,13 +98,13 @@ struct UserDefaultsKeysTests {
     func logOnce() {
         let name = uniqueKey("logged")
         var lines: [String] = []
-        let read = DefaultsFailure(key: name, operation: .read, error: DecodingError.mismatch(expected: "Int", type: Int.self, found: "x", at: []))
+        let read = DefaultsFailure(key: name, operation: .read, error: DecodingError.mismatch(Int.self, found: .value(String.self), at: []))
         let write = DefaultsFailure(key: name, operation: .write, error: EncodingError.invalid(0, "Cannot store", at: []))
         DefaultsFailure.logOnce(read) { lines.append($0) }
         DefaultsFailure.logOnce(read) { lines.append($0) }
         DefaultsFailure.logOnce(write) { lines.append($0) }
         #expect(lines == [
-            "DefaultsCoder: cannot read \"\(name)\", returning its default: Expected Int at SELF, found String",
+            "DefaultsCoder: cannot read \"\(name)\", returning its default: Expected BinaryInteger at SELF, found String",
             "DefaultsCoder: cannot store \"\(name)\", leaving it as it was: Cannot store at SELF",
         ])
     }

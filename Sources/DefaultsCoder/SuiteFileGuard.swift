@@ -1,11 +1,12 @@
 //
-//  UserDefaults+File.swift
+//  SuiteFileGuard.swift
 //  DefaultsCoder
 //
-//  A guard for the suite's file on platforms where Foundation keeps it itself (Linux,
-//  Windows): measured on Linux, a truncated, empty or garbage file reads as an empty
-//  suite with no error, and the next write plus `synchronize()` replaces it, so every
-//  value that was in it is gone. Writes through this package refuse instead.
+//  A guard against replacing an unreadable suite file, on platforms where Foundation
+//  keeps the file itself (Linux, Windows): there a truncated, empty or garbage file
+//  reads as an empty suite with no error, and the next write plus `synchronize()`
+//  replaces it, so every value that was in it is gone. Writes through this package
+//  refuse instead. The check itself must never crash, whatever the file holds.
 //
 
 import Foundation
@@ -71,17 +72,26 @@ extension UserDefaults {
         #if canImport(Darwin)
         return nil
         #else
-        // swift-corelibs-foundation keeps the suite name in a stored property; Mirror
-        // reads it. If that ever changes, the guard quietly does nothing.
-        guard let suite = Mirror(reflecting: self).children.first(where: { $0.label == "suite" }) else { return nil }
+        // swift-corelibs-foundation keeps the suite name in a stored property of
+        // `UserDefaults`; Mirror reads it, through any subclass. If that ever changes,
+        // the guard quietly does nothing.
+        var mirror: Mirror? = Mirror(reflecting: self)
+        var suite: Any?
+        while let current = mirror, suite == nil {
+            suite = current.children.first(where: { $0.label == "suite" })?.value
+            mirror = current.superclassMirror
+        }
+        guard let suite else { return nil }
         let name: String
-        if let suiteName = suite.value as? String {
+        if let suiteName = suite as? String {
             name = suiteName
-        } else if case .some(.none) = suite.value as? String? {
+        } else if case .some(.none) = suite as? String? {
             name = Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
         } else {
             return nil
         }
+        // A suite named by an absolute path lives at that path (measured on Linux).
+        if name.hasPrefix("/") { return URL(fileURLWithPath: name + ".plist") }
         return SuiteFileCheck.configDirectory.appendingPathComponent("\(name).plist")
         #endif
     }
@@ -107,8 +117,12 @@ enum SuiteFileCheck {
         var modified: Date
     }
 
+    /// The file's size and date, following a symbolic link; `nil` when there is nothing
+    /// there (also a link to nothing), so nothing to lose.
     private static func stamp(of url: URL) -> FileStamp? {
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: url.path) else { return nil }
+        let path = url.resolvingSymlinksInPath().path
+        guard FileManager.default.fileExists(atPath: path),
+              let attributes = try? FileManager.default.attributesOfItem(atPath: path) else { return nil }
         return FileStamp(
             size: (attributes[.size] as? NSNumber)?.intValue ?? -1,
             modified: attributes[.modificationDate] as? Date ?? .distantPast
@@ -129,6 +143,9 @@ enum SuiteFileCheck {
             let data = try Data(contentsOf: url)
             if data.isEmpty {
                 reason = "it is empty"
+            } else if data.starts(with: "bplist".utf8), let problem = BinaryPropertyListCheck.problem(in: data) {
+                // Checked before Foundation sees it: its parser crashes on some of these.
+                reason = problem
             } else if try PropertyListSerialization.propertyList(from: data, format: nil) is [String: Any] {
                 return nil
             } else {
@@ -140,13 +157,15 @@ enum SuiteFileCheck {
         return UnreadableDefaultsFile(url: url, reason: reason)
     }
 
-    private static let writeLocks = Locked<[String: NSLock]>([:])
+    private static let writeLocks = Locked<[String: NSRecursiveLock]>([:])
 
-    /// Runs `body` while no other package write to the same file runs.
+    /// Runs `body` while no other thread's package write to the same file runs. The
+    /// lock is recursive: a failure handler or an observer that Foundation calls back
+    /// during a write may write again on the same thread.
     static func withWriteLock<R>(for url: URL, _ body: () throws -> R) rethrows -> R {
         let lock = writeLocks.withLock { locks in
             if let lock = locks[url.path] { return lock }
-            let lock = NSLock()
+            let lock = NSRecursiveLock()
             locks[url.path] = lock
             return lock
         }

@@ -1,5 +1,5 @@
 //
-//  UserDefaults+FileTests.swift
+//  SuiteFileGuardTests.swift
 //  DefaultsCoderTests
 //
 //  The guard against writing over an unreadable suite file, on real files. Foundation
@@ -24,7 +24,13 @@ struct DamagedFile: Sendable, CustomTestStringConvertible {
     static let all: [DamagedFile] = [
         DamagedFile(name: "zero-length", bytes: Data(), reason: "it is empty"),
         DamagedFile(name: "truncated XML", bytes: xml.prefix(xml.count / 2), reason: parserMessage(xml.prefix(xml.count / 2))),
-        DamagedFile(name: "truncated binary", bytes: binary.prefix(20), reason: parserMessage(binary.prefix(20))),
+        DamagedFile(name: "truncated binary", bytes: binary.prefix(20), reason: "its binary property list is truncated"),
+        DamagedFile(name: "binary holding a set", bytes: BinaryPlist.withSet, reason: "it holds a set, which preferences cannot"),
+        DamagedFile(name: "binary that refers to itself", bytes: BinaryPlist.cycle, reason: "it refers to itself"),
+        DamagedFile(name: "binary holding a UID", bytes: BinaryPlist.uid, reason: "it holds a keyed archiver UID, which preferences cannot"),
+        DamagedFile(name: "binary with a length past the end", bytes: BinaryPlist.hugeString, reason: "a string or data runs past the object table"),
+        DamagedFile(name: "binary with a reference past the last object", bytes: BinaryPlist.danglingReference, reason: "a reference points past the last object"),
+        DamagedFile(name: "binary nested 600 deep", bytes: BinaryPlist.deep(600), reason: "it nests deeper than 512 levels"),
         DamagedFile(name: "garbage", bytes: Data("not a plist <at> all".utf8), reason: parserMessage(Data("not a plist <at> all".utf8))),
         DamagedFile(
             name: "an array, not a dictionary",
@@ -33,7 +39,8 @@ struct DamagedFile: Sendable, CustomTestStringConvertible {
         ),
     ]
 
-    /// What Foundation's parser says about `data`.
+    /// What Foundation's parser says about `data` (never called for the binary rows: its
+    /// parser crashes on some of them).
     static func parserMessage(_ data: Data) -> String {
         do {
             _ = try PropertyListSerialization.propertyList(from: data, format: nil)
@@ -44,8 +51,8 @@ struct DamagedFile: Sendable, CustomTestStringConvertible {
     }
 }
 
-@Suite("UserDefaults+File")
-struct UserDefaultsFileTests {
+@Suite("SuiteFileGuard")
+struct SuiteFileGuardTests {
 
     init() {
         ReportedFailures.install()

@@ -1,0 +1,181 @@
+//
+//  CodingErrors.swift
+//  DefaultsCoder
+//
+//  Every error the coders throw is built here, from types and the coding path, so that
+//  each message has the same shape and names the path in its readable form. The
+//  builders are cold: kept out of line so the hot paths stay small.
+//
+
+import Foundation
+
+/// What a decoder found where it expected something else.
+enum FoundValue {
+    /// `nil`, or a value the nil strategy counts as `nil`.
+    case null
+    /// Nothing: the unkeyed container was at its end.
+    case endOfArray
+    /// A value of this type.
+    case value(Any.Type)
+    /// A dictionary whose keys are of this type, not `String`.
+    case dictionary(keyType: Any.Type)
+
+    /// Describes `value`. Foundation's bridged classes are named after the Swift type
+    /// they stand for, so messages read the same on Apple platforms and Linux.
+    static func describing(_ value: Any) -> FoundValue {
+        guard let value = flattenOptional(value) else { return .null }
+        if type(of: value) == String.self { return .value(String.self) }
+        if let number = classifyNumber(value) { return .value(number.type) }
+        if isNSNull(value) { return .value(NSNull.self) }
+        if value is [String: Any] { return .value([String: Any].self) }
+        if let dictionary = value as? [AnyHashable: Any] {
+            guard let key = dictionary.keys.first(where: { !($0.base is String) }) else { return .value([String: Any].self) }
+            if let number = classifyNumber(key.base) { return .dictionary(keyType: number.type) }
+            return .dictionary(keyType: type(of: key.base))
+        }
+        if isArray(value) { return .value([Any].self) }
+        if value is String { return .value(String.self) }
+        return .value(type(of: value))
+    }
+
+    var description: String {
+        switch self {
+        case .null: return "nil"
+        case .endOfArray: return "end of array"
+        case .value(let type): return typeName(type)
+        case .dictionary(let keyType): return "Dictionary with \(typeName(keyType)) keys"
+        }
+    }
+}
+
+/// A type's name as messages show it: `Dictionary` and `Array` for the tree's
+/// collections, whatever their element types, and the type's own name otherwise.
+func typeName(_ type: Any.Type) -> String {
+    if type is any AnyDictionaryType.Type || type is NSDictionary.Type { return "Dictionary" }
+    if type is any AnyArrayType.Type || type is NSArray.Type { return "Array" }
+    if type == URL.self { return "URL" }
+    if type == Date.self { return "Date" }
+    if type == Data.self { return "Data" }
+    if type == Decimal.self { return "Decimal" }
+    if type == Optional<Any>.self { return "nil" }
+    return String(describing: type)
+}
+
+/// The name of what a decoder expected: as `typeName`, except that every integer type
+/// is `BinaryInteger`, since every integer width is accepted when the value fits.
+func expectedName(_ type: Any.Type) -> String {
+    if type is any BinaryInteger.Type { return "BinaryInteger" }
+    return typeName(type)
+}
+
+/// Lets `typeName` recognise any `Dictionary` type by its metatype.
+protocol AnyDictionaryType {}
+extension Dictionary: AnyDictionaryType {}
+
+/// Lets `typeName` recognise any `Array` type by its metatype.
+protocol AnyArrayType {}
+extension Array: AnyArrayType {}
+extension ContiguousArray: AnyArrayType {}
+
+extension DecodingError {
+    /// `Expected String at SELF[1].name, found Int`: `typeMismatch`, or `valueNotFound`
+    /// when it found `nil` or the end of an array.
+    ///
+    /// - Parameters:
+    ///   - type: The type being decoded.
+    ///   - expected: What the value should have been, when that is not `type` itself
+    ///     (a `String` for an ISO 8601 `Date`).
+    ///   - found: What was there instead.
+    ///   - path: The path of the value.
+    @inline(never)
+    static func mismatch(_ type: Any.Type, expected: Any.Type? = nil, found: FoundValue, at path: [any CodingKey]) -> DecodingError {
+        let name: String
+        if case .endOfArray = found {
+            name = typeName(expected ?? type)
+        } else {
+            name = expectedName(expected ?? type)
+        }
+        let context = Context(codingPath: path, debugDescription: "Expected \(name) at \(readablePath(path)), found \(found.description)")
+        switch found {
+        case .null, .endOfArray: return .valueNotFound(type, context)
+        case .value, .dictionary: return .typeMismatch(type, context)
+        }
+    }
+
+    /// `Int at SELF[2], cannot be exactly represented by UInt8`.
+    @inline(never)
+    static func notRepresentable(_ number: NumberValue, as type: Any.Type, at path: [any CodingKey]) -> DecodingError {
+        .typeMismatch(type, Context(
+            codingPath: path,
+            debugDescription: "\(typeName(number.type)) at \(readablePath(path)), cannot be exactly represented by \(typeName(type))"
+        ))
+    }
+
+    /// `Dictionary does not contain key SELF[1].name`; the context's path is the container's.
+    @inline(never)
+    static func missingKey(_ key: any CodingKey, containerPath: [any CodingKey]) -> DecodingError {
+        .keyNotFound(key, Context(
+            codingPath: containerPath,
+            debugDescription: "Dictionary does not contain key \(readablePath(containerPath + [key]))"
+        ))
+    }
+
+    /// A tree nested deeper than the coders go (see `NestingGuard`).
+    @inline(never)
+    static func tooDeep(_ reason: NestingGuard.Reason, at path: [any CodingKey]) -> DecodingError {
+        corrupted(reason.message, at: path)
+    }
+
+    /// `Invalid URL string at SELF.home: "ht tp://"` and the like.
+    @inline(never)
+    static func corrupted(_ message: String, at path: [any CodingKey], underlyingError: (any Error)? = nil) -> DecodingError {
+        .dataCorrupted(Context(
+            codingPath: path,
+            debugDescription: "\(message) at \(readablePath(path))",
+            underlyingError: underlyingError
+        ))
+    }
+}
+
+extension EncodingError {
+    /// A value nested deeper than the coders go (see `NestingGuard`).
+    @inline(never)
+    static func tooDeep(_ value: Any, _ reason: NestingGuard.Reason, at path: [any CodingKey]) -> EncodingError {
+        invalid(value, reason.message, at: path)
+    }
+
+    /// `Cannot store Double.nan at SELF.score in UserDefaults` and the like.
+    @inline(never)
+    static func invalid(_ value: Any, _ message: String, at path: [any CodingKey], underlyingError: (any Error)? = nil) -> EncodingError {
+        .invalidValue(value, Context(
+            codingPath: path,
+            debugDescription: "\(message) at \(readablePath(path))",
+            underlyingError: underlyingError
+        ))
+    }
+}
+
+// MARK: - Reading coding errors
+
+/// The path and message of a `DecodingError` or `EncodingError` (for `keyNotFound`, the
+/// path ends with the missing key), or `nil` for any other error.
+func codingErrorContext(of error: any Error) -> (codingPath: [any CodingKey], debugDescription: String)? {
+    switch error {
+    case let error as DecodingError:
+        switch error {
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+            return (context.codingPath, context.debugDescription)
+        case .keyNotFound(let key, let context):
+            return (context.codingPath + [key], context.debugDescription)
+        @unknown default:
+            return nil
+        }
+    case let error as EncodingError:
+        switch error {
+        case .invalidValue(_, let context): return (context.codingPath, context.debugDescription)
+        @unknown default: return nil
+        }
+    default:
+        return nil
+    }
+}

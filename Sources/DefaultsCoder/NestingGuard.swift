@@ -1,0 +1,138 @@
+//
+//  NestingGuard.swift
+//  DefaultsCoder
+//
+//  How deep the coders recurse before they throw instead of overflowing the stack.
+//
+
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Counts how deep a coder has recursed, and throws before the thread's stack runs out.
+///
+/// Two limits apply. A fixed one, 512 levels, the nesting `JSONDecoder` accepts when
+/// parsing: a settings value deeper than that is damaged, and the same input must fail
+/// the same way on every thread. And the stack that is really left: every level costs
+/// stack (several kilobytes in a debug build), and a secondary thread on an Apple
+/// platform has 512 KiB, so a value a few hundred levels deep, or an `encode(to:)` that
+/// encodes itself, would otherwise crash the app instead of throwing. The stack is only
+/// looked at past the first few levels, so shallow values pay one comparison.
+struct NestingGuard {
+    /// Why a value was refused.
+    enum Reason {
+        case levels
+        case stack
+
+        var message: String {
+            switch self {
+            case .levels: return "Nesting deeper than \(NestingGuard.maximumLevels) levels"
+            case .stack: return "Nesting too deep for the stack that is left on this thread"
+            }
+        }
+    }
+
+    /// The most levels the coders recurse, whatever the stack.
+    static let maximumLevels = 512
+
+    /// Levels below this are not checked against the stack.
+    private static let unguardedLevels = 8
+
+    private(set) var level = 0
+
+    /// Goes one level deeper; returns why not when that would be too deep.
+    @inline(__always)
+    mutating func enter() -> Reason? {
+        level += 1
+        guard level > Self.unguardedLevels else { return nil }
+        return checkDeepLevel()
+    }
+
+    @inline(__always)
+    mutating func leave() {
+        level -= 1
+    }
+
+    private func checkDeepLevel() -> Reason? {
+        if level > Self.maximumLevels { return .levels }
+        return ThreadStack.isNearlyExhausted() ? .stack : nil
+    }
+}
+
+/// The running thread's stack.
+enum ThreadStack {
+    /// Whether less than the reserve is left below the caller's frame: a quarter of the
+    /// stack, at least 64 KiB and at most 256 KiB. The reserve covers one more level of
+    /// a large `encode(to:)` in a debug build, and what Foundation needs at the leaves.
+    static func isNearlyExhausted() -> Bool {
+        guard let bounds = bounds() else { return false }
+        var marker: UInt8 = 0
+        let here = withUnsafeMutablePointer(to: &marker) { UInt(bitPattern: $0) }
+        let reserve = Swift.min(Swift.max(bounds.size / 4, 64 * 1024), 256 * 1024)
+        return here < bounds.lowest &+ reserve
+    }
+
+    /// The lowest address of this thread's stack and its size, or `nil` when the
+    /// platform does not say. Looked up once per thread.
+    static func bounds() -> (lowest: UInt, size: UInt)? {
+        #if canImport(Darwin) || canImport(Glibc) || canImport(Musl)
+        let key = cacheKey
+        if let cached = pthread_getspecific(key) {
+            let pair = cached.assumingMemoryBound(to: UInt.self)
+            return pair[1] == 0 ? nil : (pair[0], pair[1])
+        }
+        let pair = UnsafeMutablePointer<UInt>.allocate(capacity: 2)
+        let found = lookUpBounds()
+        pair[0] = found?.lowest ?? 0
+        pair[1] = found?.size ?? 0
+        pthread_setspecific(key, pair)
+        return found
+        #else
+        return nil
+        #endif
+    }
+
+    #if canImport(Darwin) || canImport(Glibc) || canImport(Musl)
+    /// A thread-specific slot holding each thread's bounds, freed when the thread ends.
+    private static let cacheKey: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key) { pointer in
+            #if canImport(Darwin)
+            pointer.assumingMemoryBound(to: UInt.self).deallocate()
+            #else
+            pointer?.assumingMemoryBound(to: UInt.self).deallocate()
+            #endif
+        }
+        return key
+    }()
+
+    private static func lookUpBounds() -> (lowest: UInt, size: UInt)? {
+        #if canImport(Darwin)
+        let thread = pthread_self()
+        let top = UInt(bitPattern: pthread_get_stackaddr_np(thread))
+        let size = UInt(pthread_get_stacksize_np(thread))
+        guard top > size, size > 0 else { return nil }
+        return (top - size, size)
+        #else
+        var attributes = pthread_attr_t()
+        guard threadAttributes(pthread_self(), &attributes) == 0 else { return nil }
+        defer { pthread_attr_destroy(&attributes) }
+        var address: UnsafeMutableRawPointer?
+        var size = 0
+        guard pthread_attr_getstack(&attributes, &address, &size) == 0, let address, size > 0 else { return nil }
+        return (UInt(bitPattern: address), UInt(size))
+        #endif
+    }
+    #endif
+}
+
+#if !canImport(Darwin) && (canImport(Glibc) || canImport(Musl))
+/// `pthread_getattr_np`, which glibc and musl have but the Swift module map leaves out
+/// (it is a GNU extension).
+@_silgen_name("pthread_getattr_np")
+private func threadAttributes(_ thread: pthread_t, _ attributes: UnsafeMutablePointer<pthread_attr_t>) -> Int32
+#endif

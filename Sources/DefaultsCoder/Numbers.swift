@@ -1,0 +1,219 @@
+//
+//  Numbers.swift
+//  DefaultsCoder
+//
+//  Numbers found in `Any` trees, and the exact conversions between them.
+//
+
+import Foundation
+
+/// A number found in an `Any` tree, with the type it was stored as.
+///
+/// `NSNumber` bridges freely to every Swift number type and to `Bool`, so the coders
+/// never ask `value as? Int` of an unknown value: they classify it here first, and a
+/// `Bool` never passes for a number nor a number for a `Bool`.
+enum NumberValue {
+    case bool(Bool)
+    case signed(Int64, type: Any.Type)
+    case unsigned(UInt64, type: Any.Type)
+    case double(Double)
+    case float(Float)
+    case decimal(Decimal)
+
+    /// The type the number was stored as, for error messages.
+    var type: Any.Type {
+        switch self {
+        case .bool: return Bool.self
+        case .signed(_, let type), .unsigned(_, let type): return type
+        case .double: return Double.self
+        case .float: return Float.self
+        case .decimal: return Decimal.self
+        }
+    }
+
+    var isBool: Bool {
+        if case .bool = self { return true }
+        return false
+    }
+}
+
+/// The class Foundation uses for `NSNumber(value: true)`; booleans read from a plist
+/// are of this class on Apple platforms and on Linux.
+private let booleanNumberType: AnyClass = type(of: NSNumber(value: true))
+
+/// Classifies `value` as a number, or returns `nil` when it is not one.
+func classifyNumber(_ value: Any) -> NumberValue? {
+    let type = type(of: value)
+    if type == Int.self { return .signed(Int64(value as! Int), type: Int.self) }
+    if type == Double.self { return .double(value as! Double) }
+    if type == Bool.self { return .bool(value as! Bool) }
+    if type == Int64.self { return .signed(value as! Int64, type: Int64.self) }
+    if type == UInt64.self { return .unsigned(value as! UInt64, type: UInt64.self) }
+    if type == Float.self { return .float(value as! Float) }
+    if type == Int32.self { return .signed(Int64(value as! Int32), type: Int32.self) }
+    if type == Int16.self { return .signed(Int64(value as! Int16), type: Int16.self) }
+    if type == Int8.self { return .signed(Int64(value as! Int8), type: Int8.self) }
+    if type == UInt.self { return .unsigned(UInt64(value as! UInt), type: UInt.self) }
+    if type == UInt32.self { return .unsigned(UInt64(value as! UInt32), type: UInt32.self) }
+    if type == UInt16.self { return .unsigned(UInt64(value as! UInt16), type: UInt16.self) }
+    if type == UInt8.self { return .unsigned(UInt64(value as! UInt8), type: UInt8.self) }
+    if type == Decimal.self { return .decimal(value as! Decimal) }
+    if type == String.self { return nil }
+    // Unwrap before asking for NSNumber: a wrapped Int64 would bridge and lose its type.
+    if let optional = value as? any OptionalInAny {
+        return optional.flattened.flatMap(classifyNumber)
+    }
+    if type == CGFloat.self { return .double(Double(value as! CGFloat)) }
+    if isObject(value), let number = value as? NSNumber {
+        return classifyNSNumber(number)
+    }
+    return nil
+}
+
+private func classifyNSNumber(_ number: NSNumber) -> NumberValue {
+    if type(of: number) == booleanNumberType { return .bool(number.boolValue) }
+    if let decimal = number as? NSDecimalNumber { return .decimal(decimal.decimalValue) }
+    switch UInt8(bitPattern: number.objCType.pointee) {
+    case UInt8(ascii: "d"): return .double(number.doubleValue)
+    case UInt8(ascii: "f"): return .float(number.floatValue)
+    case UInt8(ascii: "Q"), UInt8(ascii: "L"), UInt8(ascii: "I"), UInt8(ascii: "S"), UInt8(ascii: "C"):
+        return .unsigned(number.uint64Value, type: UInt64.self)
+    default:
+        return .signed(number.int64Value, type: Int.self)
+    }
+}
+
+// MARK: - Exact conversions
+
+extension NumberValue {
+    /// The value as a `Double`, if one represents it exactly. A `Decimal` counts as
+    /// exact when the `Double` with the same shortest decimal form reads back equal.
+    var exactDouble: Double? {
+        switch self {
+        case .bool: return nil
+        case .signed(let int, _): return Double(exactly: int)
+        case .unsigned(let uint, _): return Double(exactly: uint)
+        case .double(let double): return double
+        case .float(let float): return Double(float)
+        case .decimal(let decimal):
+            guard let double = Double(decimal.canonicalString),
+                  Decimal(strictString: "\(double)") == decimal else { return nil }
+            return double
+        }
+    }
+
+    /// The value as a `Float`, if one represents it exactly, or if the `Float`'s
+    /// shortest decimal form names exactly the same `Double` (so `0.1` stored as a
+    /// `Double` reads as `Float(0.1)`, and `0.123456789` throws).
+    var exactFloat: Float? {
+        switch self {
+        case .float(let float): return float
+        default:
+            guard let double = exactDouble else { return nil }
+            if double.isNaN { return .nan }
+            if let float = Float(exactly: double) { return float }
+            let float = Float(double)
+            guard float.isFinite, Double("\(float)") == double else { return nil }
+            return float
+        }
+    }
+
+    /// The value as a `Decimal`: integers exactly; binary floating point by its
+    /// shortest decimal form (`0.1` becomes `0.1`).
+    var exactDecimal: Decimal? {
+        switch self {
+        case .bool: return nil
+        case .signed(let int, _): return Decimal(int)
+        case .unsigned(let uint, _): return Decimal(uint)
+        case .double(let double):
+            guard double.isFinite else { return nil }
+            return Decimal(strictString: "\(double)")
+        case .float(let float):
+            guard float.isFinite else { return nil }
+            return Decimal(strictString: "\(float)")
+        case .decimal(let decimal): return decimal
+        }
+    }
+
+    /// The value as the integer type `T` under `strategy`, or `nil` when the strategy
+    /// does not allow it.
+    func integer<T: FixedWidthInteger>(_: T.Type, strategy: KeyValueDecoder.IntDecodingStrategy) -> T? {
+        switch self {
+        case .bool:
+            return nil
+        case .signed(let int, _):
+            if case .clamping = strategy { return T(clamping: int) }
+            return T(exactly: int)
+        case .unsigned(let uint, _):
+            if case .clamping = strategy { return T(clamping: uint) }
+            return T(exactly: uint)
+        case .double(let double):
+            return Self.integer(T.self, fromDouble: double, strategy: strategy)
+        case .float(let float):
+            return Self.integer(T.self, fromDouble: Double(float), strategy: strategy)
+        case .decimal(let decimal):
+            if let whole = T(decimal.canonicalString) { return whole }
+            if case .exact = strategy { return nil }
+            return Self.integer(T.self, fromDouble: NSDecimalNumber(decimal: decimal).doubleValue, strategy: strategy)
+        }
+    }
+
+    private static func integer<T: FixedWidthInteger>(
+        _: T.Type, fromDouble double: Double, strategy: KeyValueDecoder.IntDecodingStrategy
+    ) -> T? {
+        switch strategy {
+        case .exact:
+            return T(exactly: double)
+        case .rounding(let rule):
+            guard double.isFinite else { return nil }
+            return T(exactly: double.rounded(rule))
+        case .clamping(let rule):
+            guard !double.isNaN else { return nil }
+            let rounded = rule.map { double.rounded($0) } ?? double
+            if rounded <= Double(T.min) { return T.min }
+            if rounded >= Double(T.max) { return T.max }
+            return T(exactly: rounded)
+        }
+    }
+}
+
+// MARK: - Decimal text
+
+extension Decimal {
+    /// Parses the whole of `string` as a decimal number, or returns `nil`.
+    ///
+    /// `Decimal(string:)` accepts a valid prefix (`"1.5abc"` gives 1.5); this does not.
+    init?(strictString string: String) {
+        var sawDigit = false
+        var sawPoint = false
+        var sawExponent = false
+        var previous: UInt8 = 0
+        for byte in string.utf8 {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                sawDigit = true
+            case UInt8(ascii: "+"), UInt8(ascii: "-"):
+                guard previous == 0 || previous == UInt8(ascii: "e") || previous == UInt8(ascii: "E") else { return nil }
+            case UInt8(ascii: "."):
+                guard !sawPoint, !sawExponent else { return nil }
+                sawPoint = true
+            case UInt8(ascii: "e"), UInt8(ascii: "E"):
+                guard sawDigit, !sawExponent else { return nil }
+                sawExponent = true
+            default:
+                return nil
+            }
+            previous = byte
+        }
+        guard sawDigit, let value = Decimal(string: string, locale: Locale(identifier: "en_US_POSIX")) else {
+            return nil
+        }
+        self = value
+    }
+
+    /// The text form that `Decimal(strictString:)` reads back to an equal value.
+    var canonicalString: String {
+        var value = self
+        return NSDecimalString(&value, Locale(identifier: "en_US_POSIX"))
+    }
+}

@@ -1,0 +1,362 @@
+//
+//  StoredForm.swift
+//  DefaultsCoder
+//
+//  The form values take in UserDefaults: the one place that knows what a property list
+//  on the running platform stores, what it reads back unchanged, and how the forms it
+//  has no type for are written. The coders ask it through `EncodingForm` and
+//  `DecodingForm`, and know nothing else of UserDefaults.
+//
+
+import Foundation
+
+/// The rules of the stored form.
+///
+/// A property list has no `nil`, no `URL`, no `Decimal` and no integer wider than 64
+/// bits, and Foundation's XML reader on Linux drops a string's leading U+FEFF and
+/// refuses files nested deeper than 512 containers. So:
+///
+/// | value | stored as |
+/// |---|---|
+/// | `nil` in a collection, `Optional.none` | `"\u{FDD0}none"` (an `Optional` of one), `"\u{FDD0}null"` (a non-optional value that encoded `nil`), and `"\u{FDD0}some(…)"` around either for each further `Optional` level |
+/// | `Decimal` | `"\u{FDD0}decimal:"` followed by its exact text |
+/// | a string that begins with U+FDD0 or U+FEFF | one more U+FDD0 in front |
+/// | `URL` | its absolute string; a relative URL, or one with a base, in the keyed form of `URL`'s `Codable` |
+/// | `Int8` … `UInt64`, `Float` | `Int` (`UInt64` above `Int64.max`), `Double` |
+/// | `Date` with a fraction of a second, on Linux | its `timeIntervalSinceReferenceDate` |
+///
+/// U+FDD0 is a Unicode noncharacter, set aside for a program's internal use: Swift does
+/// not even accept it in a string literal. Strings that begin with it are the only
+/// reserved form; every one the package writes for a string is escaped, so only a value
+/// stored by other means that begins with it can read differently.
+enum StoredForm {
+    /// The first scalar of every reserved form.
+    static let marker = Unicode.Scalar(0xFDD0)!
+    static let byteOrderMark: Unicode.Scalar = "\u{FEFF}"
+    /// The UTF-8 lead byte that both U+FDD0 and U+FEFF begin with: a string that does
+    /// not begin with it needs no further look.
+    static let leadByte: UInt8 = 0xEF
+
+    static let prefix = String(marker)
+    static let none = prefix + "none"
+    static let null = prefix + "null"
+    static let decimalPrefix = prefix + "decimal:"
+
+    /// Containers a stored value may sit in: the suite's file adds its own dictionary,
+    /// and Foundation's XML reader refuses more than 512 levels (measured on Linux; the
+    /// file is then unreadable and every key in the suite is lost).
+    static let containerDepthLimit = 511
+
+    /// A string as it is stored.
+    @inline(__always)
+    static func escape(_ string: String) -> String {
+        guard string.utf8.first == leadByte, let first = string.unicodeScalars.first,
+              first == marker || first == byteOrderMark else { return string }
+        return prefix + string
+    }
+
+    /// What a stored string stands for.
+    enum Reading {
+        case string(String)
+        case optional(NilMarker)
+        case decimal(Decimal)
+    }
+
+    /// A `nil`: `wrapped` levels of `Optional.some` around `Optional.none`, or around a
+    /// `nil` that a non-optional value wrote.
+    struct NilMarker: Equatable {
+        var wrapped: Int
+        var isExplicitNull: Bool
+
+        var text: String {
+            String(repeating: "some(", count: wrapped) + (isExplicitNull ? "null" : "none") + String(repeating: ")", count: wrapped)
+        }
+
+        /// The marker with one `Optional.some` level fewer, or `nil` when it has none.
+        var unwrapped: NilMarker? {
+            wrapped > 0 ? NilMarker(wrapped: wrapped - 1, isExplicitNull: isExplicitNull) : nil
+        }
+
+        init(wrapped: Int, isExplicitNull: Bool) {
+            self.wrapped = wrapped
+            self.isExplicitNull = isExplicitNull
+        }
+
+        /// Parses the text after the prefix.
+        init?<S: StringProtocol>(parsing body: S) {
+            var rest = Substring(body)
+            var levels = 0
+            while rest.hasPrefix("some(") {
+                rest = rest.dropFirst(5)
+                levels += 1
+            }
+            guard rest.count == 4 + levels, rest.hasSuffix(String(repeating: ")", count: levels)) else { return nil }
+            switch rest.prefix(4) {
+            case "none": self.init(wrapped: levels, isExplicitNull: false)
+            case "null": self.init(wrapped: levels, isExplicitNull: true)
+            default: return nil
+            }
+        }
+    }
+
+    /// Reads a stored string. One that begins with U+FDD0 but is none of the forms is
+    /// taken as it is: something other than this package stored it.
+    @inline(__always)
+    static func read(_ string: String) -> Reading {
+        guard string.utf8.first == leadByte else { return .string(string) }
+        return readReserved(string)
+    }
+
+    private static func readReserved(_ string: String) -> Reading {
+        let scalars = string.unicodeScalars
+        guard scalars.first == marker else { return .string(string) }
+        let body = Substring(scalars.dropFirst())
+        if let second = body.unicodeScalars.first, second == marker || second == byteOrderMark {
+            return .string(String(body))
+        }
+        if let null = NilMarker(parsing: body) { return .optional(null) }
+        if body.hasPrefix("decimal:"), let decimal = Decimal(strictString: String(body.dropFirst(8))) {
+            return .decimal(decimal)
+        }
+        return .string(string)
+    }
+
+    /// The nil marker `value` is, or `nil` when it is not one.
+    static func nilMarker(_ value: Any) -> NilMarker? {
+        guard let string = value as? String, case .optional(let marker) = read(string) else { return nil }
+        return marker
+    }
+
+    static func text(of marker: NilMarker) -> String { prefix + marker.text }
+}
+
+// MARK: - Encoding
+
+/// Writes values in the stored form.
+struct StoredEncodingForm: EncodingForm {
+    var null: Any? { StoredForm.null }
+    static var wrapsOptionals: Bool { true }
+    var none: Any { StoredForm.none }
+    var containerDepthLimit: Int { StoredForm.containerDepthLimit }
+
+    func wrapSome(_ wrapped: Any?) -> Any {
+        guard let wrapped else { return StoredForm.text(of: .init(wrapped: 1, isExplicitNull: true)) }
+        guard var marker = StoredForm.nilMarker(wrapped) else { return wrapped }
+        marker.wrapped += 1
+        return StoredForm.text(of: marker)
+    }
+
+    @inline(__always) func string(_ value: String) -> Any { StoredForm.escape(value) }
+
+    func strings(_ value: [String]) -> Any {
+        guard value.contains(where: { $0.utf8.first == StoredForm.leadByte }) else { return value }
+        return value.map(StoredForm.escape)
+    }
+
+    func integer<T: FixedWidthInteger>(_ value: T) -> Any {
+        if let int = Int(exactly: value) { return int }
+        return UInt64(value)
+    }
+
+    func float(_ value: Float) -> Any { Double(value) }
+
+    /// On Apple platforms preferences are binary plists, which keep a `Date` to the bit.
+    /// Foundation on Linux writes XML, whose `<date>` keeps whole seconds only; there a
+    /// date with a fraction is written as its `timeIntervalSinceReferenceDate` (what
+    /// `Date`'s own `Codable` writes), which the `.date` decoding strategy reads.
+    func date(_ value: Date) -> Any {
+        #if canImport(Darwin)
+        return value
+        #else
+        let seconds = value.timeIntervalSinceReferenceDate
+        if seconds.rounded(.down) == seconds, abs(seconds) < 60_000_000_000 {
+            return value
+        }
+        return seconds
+        #endif
+    }
+
+    /// An absolute URL as its string; any other in the keyed form `URL`'s own `Codable`
+    /// writes, which keeps the base and is read back by `URL.init(from:)`.
+    func url(_ value: URL, depth: Int, path: () -> [any CodingKey]) throws -> Any {
+        if value.baseURL == nil, value.scheme != nil, URL(string: value.absoluteString) == value {
+            return value.absoluteString
+        }
+        guard depth < containerDepthLimit else {
+            throw EncodingError.invalid(value, "Cannot store a URL nested this deep in UserDefaults", at: path())
+        }
+        var keyed: [String: Any] = ["relative": StoredForm.escape(value.relativeString)]
+        if let base = value.baseURL {
+            keyed["base"] = try url(base, depth: depth + 1) { path() + [KeyValueCodingKey(stringValue: "base")] }
+        }
+        return keyed
+    }
+
+    /// A property list has no decimal type, and Foundation on Linux stores a `Decimal`
+    /// as an integer (0.5 becomes 0): keep its exact text, marked as a decimal so that a
+    /// string is never read as one.
+    func decimal(_ value: Decimal, path: () -> [any CodingKey]) throws -> Any {
+        let text = value.canonicalString
+        guard !value.isNaN, Decimal(strictString: text) == value else {
+            throw EncodingError.invalid(value, "Cannot store Decimal \(text) in UserDefaults", at: path())
+        }
+        return StoredForm.decimalPrefix + text
+    }
+
+    /// Checks that what a `.custom` strategy made is a property list, converting it to
+    /// the forms above.
+    func custom(_ value: Any, depth: Int, path: () -> [any CodingKey]) throws -> Any {
+        try storable(value, depth: depth, path: path())
+    }
+
+    private func storable(_ value: Any, depth: Int, path: @autoclosure () -> [any CodingKey]) throws -> Any {
+        guard let value = flattenOptional(value) else { return StoredForm.null }
+        if let string = value as? String { return StoredForm.escape(string) }
+        if let number = classifyNumber(value) {
+            switch number {
+            case .bool(let bool): return bool
+            case .signed(let int, _): return Int(int)
+            case .unsigned(let uint, _): return integer(uint)
+            case .double(let double): return double
+            case .float(let float): return Double(float)
+            case .decimal(let decimal): return try self.decimal(decimal, path: path)
+            }
+        }
+        if let date = value as? Date { return self.date(date) }
+        if let data = value as? Data { return data }
+        if let url = value as? URL { return try self.url(url, depth: depth, path: path) }
+        if let dictionary = value as? [String: Any] {
+            guard depth < containerDepthLimit else { throw tooDeep(value, path()) }
+            var result: [String: Any] = [:]
+            result.reserveCapacity(dictionary.count)
+            for (key, element) in dictionary {
+                let elementPath = path() + [KeyValueCodingKey(stringValue: key)]
+                if let problem = problem(withKey: key) { throw EncodingError.invalid(value, problem, at: elementPath) }
+                result[key] = try storable(element, depth: depth + 1, path: elementPath)
+            }
+            return result
+        }
+        if let array = value as? [Any] {
+            guard depth < containerDepthLimit else { throw tooDeep(value, path()) }
+            var result: [Any] = []
+            result.reserveCapacity(array.count)
+            for (index, element) in array.enumerated() {
+                result.append(try storable(element, depth: depth + 1, path: path() + [IndexCodingKey(index)]))
+            }
+            return result
+        }
+        throw EncodingError.invalid(value, "Cannot store \(FoundValue.describing(value).description) in UserDefaults", at: path())
+    }
+
+    private func tooDeep(_ value: Any, _ path: [any CodingKey]) -> EncodingError {
+        .invalid(value, "Cannot store containers nested deeper than \(containerDepthLimit) levels in UserDefaults", at: path)
+    }
+
+    func problem(withKey key: String) -> String? {
+        guard key.utf8.first == StoredForm.leadByte, key.unicodeScalars.first == StoredForm.byteOrderMark else { return nil }
+        return "Cannot store a key that begins with U+FEFF in UserDefaults (the property list file drops it)"
+    }
+}
+
+// MARK: - Decoding
+
+/// Reads values in the stored form.
+struct StoredDecodingForm: DecodingForm {
+    func isNull(_ value: Any) -> Bool {
+        guard let value = flattenOptional(value) else { return true }
+        return StoredForm.nilMarker(value) != nil
+    }
+
+    static var unwrapsOptionals: Bool { true }
+
+    func unwrap(_ value: Any) -> UnwrappedValue {
+        guard let value = flattenOptional(value) else { return .none }
+        guard let marker = StoredForm.nilMarker(value) else { return .some(value) }
+        if let inner = marker.unwrapped { return .some(StoredForm.text(of: inner)) }
+        return marker.isExplicitNull ? .null(value) : .none
+    }
+
+    @inline(__always)
+    func string(_ value: Any) -> String? {
+        guard let string = value as? String else { return nil }
+        if case .string(let text) = StoredForm.read(string) { return text }
+        return nil
+    }
+
+    func strings(_ value: Any) -> [String]? {
+        guard let strings = value as? [String], !strings.contains(where: { $0.utf8.first == StoredForm.leadByte }) else { return nil }
+        return strings
+    }
+
+    func decimal(_ value: Any) -> Decimal? {
+        guard let string = value as? String, case .decimal(let decimal) = StoredForm.read(string) else { return nil }
+        return decimal
+    }
+
+    /// An absolute URL, or, as `url(forKey:)` reads one, an absolute file path (`~`
+    /// expanded).
+    func url(_ string: String) -> URL? {
+        if let url = URL(string: string), url.scheme != nil { return url }
+        if string.hasPrefix("/") { return URL(fileURLWithPath: string) }
+        if string.hasPrefix("~") {
+            let expanded = NSString(string: string).expandingTildeInPath
+            if expanded.hasPrefix("/") { return URL(fileURLWithPath: expanded) }
+        }
+        return nil
+    }
+
+    func plain(_ value: Any) -> Any {
+        guard let value = flattenOptional(value) else { return Optional<Any>.none as Any }
+        if let string = value as? String {
+            switch StoredForm.read(string) {
+            case .string(let text): return text
+            case .optional: return Optional<Any>.none as Any
+            case .decimal(let decimal): return decimal
+            }
+        }
+        if let dictionary = value as? [String: Any] { return dictionary.mapValues(plain) }
+        if let array = value as? [Any] { return array.map(plain) }
+        return value
+    }
+
+    func describe(_ value: Any) -> FoundValue {
+        if let string = value as? String {
+            switch StoredForm.read(string) {
+            case .string: return .value(String.self)
+            case .optional: return .null
+            case .decimal: return .value(Decimal.self)
+            }
+        }
+        return flattenOptional(value) == nil ? .null : .describing(value)
+    }
+}
+
+// MARK: - Entry points
+
+extension KeyValueEncoder {
+    /// What storing `value` in UserDefaults writes.
+    enum StoredValue {
+        /// The tree to hand to `set(_:forKey:)`.
+        case value(Any)
+        /// Remove the key: `value` was `Optional.none`.
+        case removal
+    }
+
+    /// The stored form of `value` with this encoder's strategies (but its nil strategy,
+    /// which the stored form replaces).
+    func encodeForUserDefaults<T: Encodable>(_ value: T) throws -> StoredValue {
+        guard let tree = try encode(value, form: StoredEncodingForm()) else {
+            // A non-optional value that encoded nil at the top: kept, not removed.
+            return .value(StoredForm.null)
+        }
+        if let string = tree as? String, string == StoredForm.none { return .removal }
+        return .value(tree)
+    }
+}
+
+extension KeyValueDecoder {
+    /// Decodes a value read with `UserDefaults.object(forKey:)`.
+    func decodeFromUserDefaults<T: Decodable>(_ type: T.Type, from object: Any) throws -> T {
+        try decode(type, from: object, form: StoredDecodingForm())
+    }
+}

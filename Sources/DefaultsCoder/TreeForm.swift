@@ -1,0 +1,117 @@
+//
+//  TreeForm.swift
+//  DefaultsCoder
+//
+//  The points at which the coders ask how a value is written into, or read from, a tree.
+//  The coders are generic over the form: `PlainForm` is the `Any` tree as the strategies
+//  describe it, `StoredForm` (in `StoredForm.swift`) is what `UserDefaults` keeps. With
+//  the form a type parameter, the plain coders compile to code that never asks.
+//
+
+import Foundation
+
+/// How the encoder writes the values whose tree form is a choice.
+protocol EncodingForm {
+    /// The value written for `nil` inside a container, or `nil` to leave it out.
+    var null: Any? { get }
+    /// Whether `Optional` values are written by `wrapSome(_:)`/`none` rather than by
+    /// their own `encode(to:)`, which cannot tell `.some(nil)` from `nil`.
+    static var wrapsOptionals: Bool { get }
+    /// The value written for `Optional.none`, when `wrapsOptionals`.
+    var none: Any { get }
+    /// The value written for `Optional.some(wrapped)`, given the tree of `wrapped`
+    /// (`nil` when it encoded `nil`), when `wrapsOptionals`.
+    func wrapSome(_ wrapped: Any?) -> Any
+    /// The most containers a value may sit in.
+    var containerDepthLimit: Int { get }
+
+    func string(_ value: String) -> Any
+    func strings(_ value: [String]) -> Any
+    func integer<T: FixedWidthInteger>(_ value: T) -> Any
+    func float(_ value: Float) -> Any
+    /// A `Date` under the `.date` strategy.
+    func date(_ value: Date) -> Any
+    /// A `URL` under the `.url` strategy, `depth` containers deep.
+    func url(_ value: URL, depth: Int, path: () -> [any CodingKey]) throws -> Any
+    func decimal(_ value: Decimal, path: () -> [any CodingKey]) throws -> Any
+    /// What a `.custom` strategy returned, `depth` containers deep.
+    func custom(_ value: Any, depth: Int, path: () -> [any CodingKey]) throws -> Any
+    /// Why `key` cannot be a dictionary key in this form, or `nil` when it can.
+    func problem(withKey key: String) -> String?
+}
+
+/// How the decoder reads the values whose tree form is a choice.
+protocol DecodingForm {
+    /// Whether `value` stands for `nil`.
+    func isNull(_ value: Any) -> Bool
+    /// Whether `Optional` values are read by `unwrap(_:)` rather than by their own
+    /// `init(from:)`.
+    static var unwrapsOptionals: Bool { get }
+    /// What a value read as an `Optional` (or with `decodeIfPresent`) holds.
+    func unwrap(_ value: Any) -> UnwrappedValue
+    /// The string `value` stands for, or `nil` when it is not a string.
+    func string(_ value: Any) -> String?
+    /// The strings `value` stands for when it is an array of strings that need no
+    /// reading; `nil` sends it the long way, element by element.
+    func strings(_ value: Any) -> [String]?
+    /// The decimal a value that is not a number stands for, or `nil` (numbers are read
+    /// as decimals in every form).
+    func decimal(_ value: Any) -> Decimal?
+    /// The URL a string stands for, under the `.url` strategy.
+    func url(_ string: String) -> URL?
+    /// The plain tree of `value`, for a `.custom` strategy closure.
+    func plain(_ value: Any) -> Any
+    /// What `value` is, for error messages.
+    func describe(_ value: Any) -> FoundValue
+}
+
+// MARK: - The plain tree
+
+/// The `Any` tree as the encoder's and decoder's strategies describe it.
+struct PlainEncodingForm: EncodingForm {
+    let null: Any?
+
+    init(nilStrategy: KeyValueEncoder.NilEncodingStrategy) {
+        if case .default = nilStrategy {
+            null = Optional<Any>.none as Any
+        } else {
+            null = nilStrategy.placeholderValue
+        }
+    }
+
+    static var wrapsOptionals: Bool { false }
+    var none: Any { Optional<Any>.none as Any }
+    func wrapSome(_ wrapped: Any?) -> Any { wrapped as Any }
+    var containerDepthLimit: Int { NestingGuard.maximumLevels }
+
+    @inline(__always) func string(_ value: String) -> Any { value }
+    @inline(__always) func strings(_ value: [String]) -> Any { value }
+    @inline(__always) func integer<T: FixedWidthInteger>(_ value: T) -> Any { value }
+    @inline(__always) func float(_ value: Float) -> Any { value }
+    @inline(__always) func date(_ value: Date) -> Any { value }
+    func url(_ value: URL, depth: Int, path: () -> [any CodingKey]) throws -> Any { value }
+    func decimal(_ value: Decimal, path: () -> [any CodingKey]) throws -> Any { value }
+    func custom(_ value: Any, depth: Int, path: () -> [any CodingKey]) throws -> Any { value }
+    @inline(__always) func problem(withKey key: String) -> String? { nil }
+}
+
+/// The `Any` tree as the decoder's strategies describe it.
+struct PlainDecodingForm: DecodingForm {
+    let nilStrategy: KeyValueDecoder.NilDecodingStrategy
+
+    @inline(__always) func isNull(_ value: Any) -> Bool { nilStrategy.isNull(value) }
+    static var unwrapsOptionals: Bool { false }
+    func unwrap(_ value: Any) -> UnwrappedValue { isNull(value) ? .none : .some(value) }
+    @inline(__always) func string(_ value: Any) -> String? { value as? String }
+    @inline(__always) func strings(_ value: Any) -> [String]? { value as? [String] }
+
+    func decimal(_ value: Any) -> Decimal? { nil }
+
+    func url(_ string: String) -> URL? {
+        guard let url = URL(string: string), url.scheme != nil else { return nil }
+        return url
+    }
+
+    func plain(_ value: Any) -> Any { value }
+    func describe(_ value: Any) -> FoundValue { isNull(value) ? .null : .describing(value) }
+}

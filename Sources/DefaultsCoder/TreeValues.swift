@@ -1,0 +1,77 @@
+//
+//  TreeValues.swift
+//  DefaultsCoder
+//
+//  Asking what a value in an `Any` tree is, without paying for Foundation's bridging.
+//
+
+import Foundation
+
+/// Whether `value` is an instance of a class.
+///
+/// On Linux, asking a Swift `Array` or `Dictionary` whether it `is NSNull`, `is NSArray`
+/// or `as? NSNumber` first bridges the whole container to Foundation, for every such
+/// question, which made decoding deep trees quadratic. Only class instances can be those
+/// classes, so every such test asks this first.
+@inline(__always)
+func isObject(_ value: Any) -> Bool {
+    type(of: value) is AnyObject.Type
+}
+
+/// Whether `value` is an `NSNull`.
+@inline(__always)
+func isNSNull(_ value: Any) -> Bool {
+    isObject(value) && value is NSNull
+}
+
+/// Whether `value` is a dictionary with `String` keys, Swift's or Foundation's.
+@inline(__always)
+func isDictionary(_ value: Any) -> Bool {
+    value is [String: Any] || (isObject(value) && value is NSDictionary)
+}
+
+/// Whether `value` is an array, Swift's or Foundation's.
+@inline(__always)
+func isArray(_ value: Any) -> Bool {
+    value is [Any] || (isObject(value) && value is NSArray)
+}
+
+// MARK: - Optionals inside Any
+
+/// Lets the coders see through an `Optional` that was stored in an `Any`.
+///
+/// Foundation on Linux hands back dictionaries read from a plist as
+/// `[AnyHashable: Optional<Any>]`, so values arrive wrapped; and the `.default` nil
+/// strategy stores `Optional<Any>.none` itself.
+protocol OptionalInAny {
+    var flattened: Any? { get }
+}
+
+extension Optional: OptionalInAny {
+    var flattened: Any? {
+        switch self {
+        case .none: return nil
+        case .some(let wrapped): return flattenOptional(wrapped)
+        }
+    }
+}
+
+/// `value` with every `Optional` layer removed, or `nil` if one of them was `.none`.
+@inline(__always)
+func flattenOptional(_ value: Any) -> Any? {
+    if let optional = value as? any OptionalInAny {
+        return optional.flattened
+    }
+    return value
+}
+
+// MARK: - Fast paths
+
+/// The array types both coders pass through whole. Kept as metatype values: spelling
+/// `[String].self` in a generic function asks the runtime for the metadata each time.
+enum PrimitiveArrays {
+    static let strings: Any.Type = [String].self
+    static let ints: Any.Type = [Int].self
+    static let doubles: Any.Type = [Double].self
+    static let bools: Any.Type = [Bool].self
+}

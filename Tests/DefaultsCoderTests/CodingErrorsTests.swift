@@ -1,0 +1,66 @@
+//
+//  CodingErrorsTests.swift
+//  DefaultsCoderTests
+//
+
+import Foundation
+import Testing
+@testable import DefaultsCoder
+
+@Suite("CodingErrors")
+struct CodingErrorsTests {
+
+    @Test("values are described by Swift names", arguments: [
+        (SendableAny(1), "Int"),
+        (SendableAny("x"), "String"),
+        (SendableAny(true), "Bool"),
+        (SendableAny(NSNumber(value: false)), "Bool"),
+        (SendableAny(["a": 1]), "Dictionary"),
+        (SendableAny([1, 2]), "Array"),
+        (SendableAny(Optional<Any>.none as Any), "nil"),
+        (SendableAny(NSNull()), "NSNull"),
+        (SendableAny(NSArray(array: [1])), "Array"),
+        (SendableAny(NSDictionary(dictionary: ["a": 1])), "Dictionary"),
+        (SendableAny(Date(timeIntervalSince1970: 0)), "Date"),
+        (SendableAny([1: "one"]), "Dictionary with Int keys"),
+        (SendableAny(NSDictionary(dictionary: [1: "one"])), "Dictionary with Int keys"),
+        (SendableAny([AnyHashable(1.5): "x"]), "Dictionary with Double keys"),
+    ])
+    func describing(value: SendableAny, expected: String) {
+        #expect(FoundValue.describing(value.value).description == expected)
+    }
+
+    @Test("expected names come from types", arguments: [
+        (Int8.self as Any.Type, "BinaryInteger"),
+        (UInt64.self, "BinaryInteger"),
+        ([String: Any].self, "Dictionary"),
+        ([String: Int].self, "Dictionary"),
+        ([Any].self, "Array"),
+        (String.self, "String"),
+        (URL.self, "URL"),
+    ] as [(Any.Type, String)])
+    func expected(type: Any.Type, name: String) {
+        #expect(expectedName(type) == name)
+    }
+
+    @Test("the case follows what was found: nil and the end of an array are valueNotFound")
+    func cases() {
+        let path: [any CodingKey] = [IndexCodingKey(1)]
+        guard case .valueNotFound = DecodingError.mismatch(String.self, found: .null, at: path) else {
+            Issue.record("nil is valueNotFound")
+            return
+        }
+        guard case .valueNotFound(_, let context) = DecodingError.mismatch(Int.self, found: .endOfArray, at: path) else {
+            Issue.record("the end of an array is valueNotFound")
+            return
+        }
+        #expect(context.debugDescription == "Expected Int at SELF[1], found end of array")
+        guard case .typeMismatch(_, let mismatch) = DecodingError.mismatch(Int.self, found: .value(String.self), at: path) else {
+            Issue.record("a String is typeMismatch")
+            return
+        }
+        #expect(mismatch.debugDescription == "Expected BinaryInteger at SELF[1], found String")
+        let date = DecodingError.mismatch(Date.self, expected: String.self, found: .value(Int.self), at: path)
+        #expect(debugDescription(of: date) == "Expected String at SELF[1], found Int")
+    }
+}
