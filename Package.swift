@@ -24,9 +24,15 @@ let package = Package(
             dependencies: ["DefaultsCoder"],
             swiftSettings: swiftSettings
         ),
+        // A second process for the tests: reads and writes suites as a fresh process does.
+        .executableTarget(
+            name: "defaults-coder-probe",
+            path: "Tests/Probe",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "DefaultsCoderTests",
-            dependencies: ["DefaultsCoder", "defaults-coder-demo"],
+            dependencies: ["DefaultsCoder", "defaults-coder-probe"],
             swiftSettings: swiftSettings
         ),
     ],

@@ -49,18 +49,7 @@ struct Demo {
     static let suiteName = "defaults-coder-demo"
 
     static func main() throws {
-        let arguments = CommandLine.arguments.dropFirst()
-        switch arguments.first {
-        case "fixture-write":
-            try fixtureWrite(suite: arguments.dropFirst().first)
-        case "fixture-check":
-            try fixtureCheck(suite: arguments.dropFirst().first)
-        case nil:
-            try runDemo()
-        default:
-            print("usage: defaults-coder-demo [fixture-write SUITE | fixture-check SUITE]")
-            exit(2)
-        }
+        try runDemo()
     }
 
     static func runDemo() throws {
@@ -116,27 +105,6 @@ struct Demo {
         print("appearance.lastTheme is stored as \(describePlist(defaults.object(forKey: "appearance.lastTheme") as Any))")
         print("runs = \(try defaults.value(for: .runs))")
         observation.cancel()
-    }
-
-    static func fixtureWrite(suite: String?) throws {
-        guard let suite, let defaults = UserDefaults(suiteName: suite) else { exit(2) }
-        try defaults.encode(LosslessFixture(), forKey: "fixture")
-        print("WROTE")
-    }
-
-    static func fixtureCheck(suite: String?) throws {
-        guard let suite, let defaults = UserDefaults(suiteName: suite) else { exit(2) }
-        guard let stored = try defaults.decode(LosslessFixture.self, forKey: "fixture") else {
-            print("MISSING")
-            exit(1)
-        }
-        if stored == LosslessFixture() {
-            print("MATCH")
-        } else {
-            print("MISMATCH")
-            dump(stored)
-            exit(1)
-        }
     }
 }
 

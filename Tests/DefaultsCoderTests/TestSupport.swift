@@ -118,29 +118,75 @@ final class TestSuite {
     }
 }
 
-/// The built `defaults-coder-demo` binary, found next to the test bundle.
-func demoExecutable() throws -> URL {
+/// A binary built with the tests (`defaults-coder-probe`, `defaults-coder-demo`),
+/// found next to the test bundle.
+func builtExecutable(_ name: String) throws -> URL {
     var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
     for _ in 0..<5 {
-        let candidate = directory.appendingPathComponent("defaults-coder-demo")
+        let candidate = directory.appendingPathComponent(name)
         if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
         directory = directory.deletingLastPathComponent()
     }
-    throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "defaults-coder-demo"])
+    throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: name])
 }
 
-/// Runs the demo binary with `arguments` and returns what it printed and its exit status.
-func runDemo(_ arguments: [String]) throws -> (output: String, status: Int32) {
+/// Runs a built binary with `arguments`; returns its standard output, standard error and
+/// exit status.
+func run(_ name: String, _ arguments: [String]) throws -> (output: Data, errors: String, status: Int32) {
     let process = Process()
-    process.executableURL = try demoExecutable()
+    process.executableURL = try builtExecutable(name)
     process.arguments = arguments
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = pipe
+    let output = Pipe()
+    // Standard error goes to a file, so that only one pipe is read while it runs.
+    let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("stderr-\(UUID().uuidString)")
+    _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
+    defer { try? FileManager.default.removeItem(at: errorFile) }
+    process.standardOutput = output
+    process.standardError = try FileHandle(forWritingTo: errorFile)
     try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    let outputData = output.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
-    return (String(decoding: data, as: UTF8.self), process.terminationStatus)
+    let errors = String(decoding: (try? Data(contentsOf: errorFile)) ?? Data(), as: UTF8.self)
+    return (outputData, errors, process.terminationStatus)
+}
+
+/// Runs the demo binary and returns what it printed and its exit status.
+func runDemo() throws -> (output: String, status: Int32) {
+    let result = try run("defaults-coder-demo", [])
+    return (String(decoding: result.output, as: UTF8.self) + result.errors, result.status)
+}
+
+/// A second process, for what must hold after the suite's file is read anew.
+enum SecondProcess {
+    struct Failed: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// The suite's values, as a new process's Foundation reads them from the file.
+    static func read(_ suite: TestSuite) throws -> [String: Any] {
+        suite.defaults.synchronize()
+        let result = try run("defaults-coder-probe", ["read", suite.name])
+        guard result.status == 0 else { throw Failed(description: "probe read exited \(result.status): \(result.errors)") }
+        let plist = try PropertyListSerialization.propertyList(from: result.output, format: nil)
+        guard let values = plist as? [String: Any] else { throw Failed(description: "probe read gave \(plist)") }
+        return values
+    }
+
+    /// Stores `values` in the suite from another process, with plain `set(_:forKey:)`.
+    static func write(_ values: [String: Any], into suite: TestSuite) throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("probe-\(UUID().uuidString).plist")
+        try PropertyListSerialization.data(fromPropertyList: values, format: .binary, options: 0).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let result = try run("defaults-coder-probe", ["write", suite.name, file.path])
+        guard result.status == 0 else { throw Failed(description: "probe write exited \(result.status): \(result.errors)") }
+    }
+
+    /// What Foundation in a process launched with `launchArguments` reads for `keys`.
+    static func arguments(_ launchArguments: [String], keys: [String]) throws -> [String: Any] {
+        let result = try run("defaults-coder-probe", ["argument"] + keys + launchArguments)
+        guard result.status == 0 else { throw Failed(description: "probe argument exited \(result.status): \(result.errors)") }
+        return try PropertyListSerialization.propertyList(from: result.output, format: nil) as? [String: Any] ?? [:]
+    }
 }
 
 /// The `debugDescription` of a coding error, or `nil` for other errors.

@@ -8,7 +8,7 @@
 import Foundation
 import Testing
 @testable import DefaultsCoder
-import defaults_coder_demo
+
 
 struct Bookmark: Codable, Equatable {
     var title: String
@@ -268,18 +268,18 @@ struct UserDefaultsCodableTests {
         #expect(stored["httpURL"] as? String == "https://fish.com/chips?x=1&y=%20#frag")
         #expect(try KeyValueDecoder().decodeFromUserDefaults(LosslessFixture.self, from: stored) == LosslessFixture())
 
-        let result = try runDemo(["fixture-check", suite.name])
-        #expect(result.output.trimmingCharacters(in: .whitespacesAndNewlines) == "MATCH")
-        #expect(result.status == 0)
+        let fresh = try #require(try SecondProcess.read(suite)["fixture"])
+        #expect(try KeyValueDecoder().decodeFromUserDefaults(LosslessFixture.self, from: fresh) == LosslessFixture())
     }
 
     @Test("every promised value survives the plist file and a new process (written there)")
     func losslessAcrossProcessesWrittenThere() throws {
         let suite = TestSuite()
-        let write = try runDemo(["fixture-write", suite.name])
-        #expect(write.output.contains("WROTE"))
-        let check = try runDemo(["fixture-check", suite.name])
-        #expect(check.output.trimmingCharacters(in: .whitespacesAndNewlines) == "MATCH")
+        guard case .value(let stored) = try KeyValueEncoder().encodeForUserDefaults(LosslessFixture()) else {
+            Issue.record("the fixture is stored as a value")
+            return
+        }
+        try SecondProcess.write(["fixture": stored], into: suite)
 
         // And this process, which never wrote the suite, reads the file the same way.
         let fresh = try #require(UserDefaults(suiteName: suite.name))
@@ -292,12 +292,12 @@ struct UserDefaultsCodableTests {
         UserDefaults(suiteName: "defaults-coder-demo")?.removeObject(forKey: "settings")
         UserDefaults(suiteName: "defaults-coder-demo")?.removeObject(forKey: "runs")
         UserDefaults(suiteName: "defaults-coder-demo")?.synchronize()
-        let first = try runDemo([])
+        let first = try runDemo()
         #expect(first.output.contains("No settings stored yet"))
         #expect(first.output.contains("Decoded back: matches what was saved"))
         #expect(first.output.contains("Observed runs: 0 → 1"))
         #expect(first.output.contains("appearance.lastTheme is stored as \"dark\""))
-        let second = try runDemo([])
+        let second = try runDemo()
         #expect(second.output.contains("Found settings from an earlier run: launch #1"))
         #expect(second.output.contains("launchCount = 2"))
         #expect(second.output.contains("Observed runs: 1 → 2"))

@@ -1,16 +1,16 @@
 //
-//  Fixture.swift
-//  defaults-coder-demo
+//  Fixtures.swift
+//  DefaultsCoderTests
 //
-//  A value holding every case the UserDefaults contract promises to keep, used by the
-//  tests to prove it through the plist file on disk and a second process.
+//  Values the tests share: every case the UserDefaults contract promises to keep, and
+//  models that read their properties through the doors Foundation's coders offer.
 //
 
 import DefaultsCoder
 import Foundation
 
 /// An enum with associated values.
-public enum Shape: Codable, Equatable, Sendable {
+public enum FixtureShape: Codable, Equatable, Sendable {
     case circle(radius: Double)
     case label(String, size: Int?)
     case empty
@@ -39,7 +39,7 @@ public struct LosslessFixture: Codable, Equatable, Sendable {
     public var emptyDictionary: [String: String] = [:]
     public var intKeyed: [Int: String] = [1: "one", -2: "minus two"]
     public var uuidKeyed: [UUID: Int] = [UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!: 7]
-    public var shapes: [Shape] = [.circle(radius: 2.5), .label("hi", size: nil), .label("$null", size: 3), .empty]
+    public var shapes: [FixtureShape] = [.circle(radius: 2.5), .label("hi", size: nil), .label("$null", size: 3), .empty]
     public var outerNil: Int?? = .none
     public var innerNil: Int?? = .some(.none)
     public var someValue: Int?? = .some(.some(4))

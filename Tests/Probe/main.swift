@@ -1,0 +1,49 @@
+//
+//  main.swift
+//  defaults-coder-probe
+//
+//  A second process for the tests: it reads a suite's file as a fresh process sees it,
+//  writes values into a suite from another process, and reports what Foundation made
+//  of its own launch arguments.
+//
+//      defaults-coder-probe read SUITE           the suite's values, as a binary plist on stdout
+//      defaults-coder-probe write SUITE FILE     stores each key of the binary plist FILE
+//      defaults-coder-probe argument KEY …       object(forKey:) of the standard defaults, as a binary plist
+//
+
+import Foundation
+
+func output(_ plist: Any) {
+    do {
+        let data = try PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0)
+        FileHandle.standardOutput.write(data)
+    } catch {
+        FileHandle.standardError.write(Data("cannot serialize: \(error)\n".utf8))
+        exit(1)
+    }
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+switch arguments.first {
+case "read" where arguments.count == 2:
+    output(UserDefaults.standard.persistentDomain(forName: arguments[1]) ?? [:])
+case "write" where arguments.count == 3:
+    guard let defaults = UserDefaults(suiteName: arguments[1]),
+          let data = FileManager.default.contents(atPath: arguments[2]),
+          let values = try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any] else {
+        exit(2)
+    }
+    for (key, value) in values { defaults.set(value, forKey: key) }
+    exit(defaults.synchronize() ? 0 : 1)
+case "argument":
+    var found: [String: Any] = [:]
+    for key in arguments.dropFirst() {
+        // Stop at the first launch argument: the keys come before them.
+        if key.hasPrefix("-") { break }
+        if let value = UserDefaults.standard.object(forKey: key) { found[key] = value }
+    }
+    output(found)
+default:
+    FileHandle.standardError.write(Data("usage: defaults-coder-probe read SUITE | write SUITE FILE | argument KEY …\n".utf8))
+    exit(2)
+}
