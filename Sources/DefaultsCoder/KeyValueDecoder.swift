@@ -201,13 +201,23 @@ final class DecoderImpl<Form: DecodingForm>: Decoder, SingleValueDecodingContain
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         let node = CodingPathNode.appending(step, to: parent)
+        try checkContainerDepth(node)
         let dictionary = try unboxDictionary(value, parent: parent, step: step, node: node)
         return KeyedDecodingContainer(KeyedContainer<Key, Form>(decoder: self, dictionary: dictionary, node: node))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        let node = CodingPathNode.appending(step, to: parent)
+        try checkContainerDepth(node)
         let array = try unboxArray(value, parent: parent, step: step)
-        return UnkeyedContainer(decoder: self, array: array, node: CodingPathNode.appending(step, to: parent))
+        return UnkeyedContainer(decoder: self, array: array, node: node)
+    }
+
+    /// Throws when a container for the value at `node` would sit deeper than data may nest.
+    func checkContainerDepth(_ node: CodingPathNode?) throws {
+        if let node, node.depth >= NestingGuard.maximumContainers {
+            throw DecodingError.tooDeep(.containers, at: node.codingPathArray)
+        }
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer { self }
@@ -530,14 +540,17 @@ private struct KeyedContainer<Key: CodingKey, Form: DecodingForm>: KeyedDecoding
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
         let value = try value(for: key)
         let nestedNode = CodingPathNode(parent: node, step: .key(key))
+        try decoder.checkContainerDepth(nestedNode)
         let nested = try decoder.unboxDictionary(value, parent: node, step: .key(key), node: nestedNode)
         return KeyedDecodingContainer(KeyedContainer<NestedKey, Form>(decoder: decoder, dictionary: nested, node: nestedNode))
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
         let value = try value(for: key)
+        let nestedNode = CodingPathNode(parent: node, step: .key(key))
+        try decoder.checkContainerDepth(nestedNode)
         let nested = try decoder.unboxArray(value, parent: node, step: .key(key))
-        return UnkeyedContainer(decoder: decoder, array: nested, node: CodingPathNode(parent: node, step: .key(key)))
+        return UnkeyedContainer(decoder: decoder, array: nested, node: nestedNode)
     }
 
     func superDecoder() throws -> any Decoder {
@@ -635,6 +648,7 @@ private struct UnkeyedContainer<Form: DecodingForm>: UnkeyedDecodingContainer {
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
         let node = self.node
         let nestedNode = CodingPathNode(parent: node, step: .index(currentIndex))
+        try decoder.checkContainerDepth(nestedNode)
         let nested = try next([String: Any].self) { decoder, value, node, step in
             try decoder.unboxDictionary(value, parent: node, step: step, node: nestedNode)
         }
@@ -644,6 +658,7 @@ private struct UnkeyedContainer<Form: DecodingForm>: UnkeyedDecodingContainer {
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
         let node = self.node
         let nestedNode = CodingPathNode(parent: node, step: .index(currentIndex))
+        try decoder.checkContainerDepth(nestedNode)
         let nested = try next([Any].self) { decoder, value, node, step in try decoder.unboxArray(value, parent: node, step: step) }
         return UnkeyedContainer(decoder: decoder, array: nested, node: nestedNode)
     }

@@ -292,8 +292,9 @@ final class EncoderImpl<Form: EncodingForm>: Encoder, SingleValueEncodingContain
     /// a value encoded through a single value container).
     @exclusivity(unchecked) private var step: PathStep?
     @exclusivity(unchecked) private var slot: Slot<Form> = .empty
-    /// A misuse of this value's encoder (a second kind of container), thrown as soon as
-    /// its `encode(to:)` returns: the protocol gives those calls no way to throw.
+    /// A misuse of this value's encoder (a second kind of container, a container too
+    /// deep), thrown as soon as its `encode(to:)` returns: the protocol gives those
+    /// calls no way to throw.
     @exclusivity(unchecked) private var misuse: String?
     @exclusivity(unchecked) private var nesting = NestingGuard()
     @exclusivity(unchecked) private var keyedPool: [KeyedStorage<Form>] = []
@@ -329,7 +330,7 @@ final class EncoderImpl<Form: EncodingForm>: Encoder, SingleValueEncodingContain
             checkContainerDepth(node)
         case .value, .unkeyed:
             storage = KeyedStorage()
-            misuse = misuse ?? "a keyed container was requested after another container was used"
+            misuse = misuse ?? "Invalid use of Encoder: a keyed container was requested after another container was used"
         }
         return KeyedEncodingContainer(KeyedContainer<Key, Form>(encoder: self, storage: storage, node: node))
     }
@@ -347,18 +348,18 @@ final class EncoderImpl<Form: EncodingForm>: Encoder, SingleValueEncodingContain
             checkContainerDepth(node)
         case .value, .keyed:
             storage = UnkeyedStorage()
-            misuse = misuse ?? "an unkeyed container was requested after another container was used"
+            misuse = misuse ?? "Invalid use of Encoder: an unkeyed container was requested after another container was used"
         }
         return UnkeyedContainer(encoder: self, storage: storage, node: node)
     }
 
     func singleValueContainer() -> any SingleValueEncodingContainer { self }
 
-    /// Records a misuse when a container for the value at `node` would sit deeper than
-    /// the form allows.
+    /// Records the problem when a container for the value at `node` would sit deeper
+    /// than the form allows.
     private func checkContainerDepth(_ node: CodingPathNode?) {
         if (node?.depth ?? 0) >= form.containerDepthLimit {
-            misuse = misuse ?? "containers nested deeper than \(form.containerDepthLimit) levels"
+            misuse = misuse ?? form.depthProblem
         }
     }
 
@@ -371,7 +372,7 @@ final class EncoderImpl<Form: EncodingForm>: Encoder, SingleValueEncodingContain
 
     private func setSingle(_ value: Any?) {
         guard case .empty = slot else {
-            misuse = misuse ?? "a single value was encoded after another value or container"
+            misuse = misuse ?? "Invalid use of Encoder: a single value was encoded after another value or container"
             return
         }
         slot = .value(value)
@@ -436,7 +437,7 @@ final class EncoderImpl<Form: EncodingForm>: Encoder, SingleValueEncodingContain
         }
         try value.encode(to: self)
         if let misuse {
-            throw EncodingError.invalid(value, "Invalid use of Encoder: \(misuse)", at: codingPath)
+            throw EncodingError.invalid(value, misuse, at: codingPath)
         }
         return try finishSlot()
     }
@@ -471,7 +472,7 @@ final class EncoderImpl<Form: EncodingForm>: Encoder, SingleValueEncodingContain
             return try storage.finish(self)
         case .encoder(let encoder):
             if let misuse = encoder.misuse {
-                throw EncodingError.invalid(Optional<Any>.none as Any, "Invalid use of Encoder: \(misuse)", at: encoder.codingPath)
+                throw EncodingError.invalid(Optional<Any>.none as Any, misuse, at: encoder.codingPath)
             }
             return try encoder.finishSlot()
         }
@@ -682,7 +683,7 @@ private struct KeyedContainer<Key: CodingKey, Form: EncodingForm>: KeyedEncoding
             storage.record(.invalid(key.stringValue, "Invalid use of Encoder: a keyed container was requested for a key that already holds another kind of value", at: nestedNode.codingPathArray))
         }
         if !encoder.allowsNesting(below: node) {
-            storage.record(.invalid(key.stringValue, "Invalid use of Encoder: containers nested deeper than \(encoder.form.containerDepthLimit) levels", at: nestedNode.codingPathArray))
+            storage.record(.invalid(key.stringValue, encoder.form.depthProblem, at: nestedNode.codingPathArray))
         }
         return KeyedEncodingContainer(KeyedContainer<NestedKey, Form>(encoder: encoder, storage: nested, node: nestedNode))
     }
@@ -705,7 +706,7 @@ private struct KeyedContainer<Key: CodingKey, Form: EncodingForm>: KeyedEncoding
             storage.record(.invalid(key.stringValue, "Invalid use of Encoder: an unkeyed container was requested for a key that already holds another kind of value", at: nestedNode.codingPathArray))
         }
         if !encoder.allowsNesting(below: node) {
-            storage.record(.invalid(key.stringValue, "Invalid use of Encoder: containers nested deeper than \(encoder.form.containerDepthLimit) levels", at: nestedNode.codingPathArray))
+            storage.record(.invalid(key.stringValue, encoder.form.depthProblem, at: nestedNode.codingPathArray))
         }
         return UnkeyedContainer(encoder: encoder, storage: nested, node: nestedNode)
     }
@@ -786,7 +787,7 @@ private struct UnkeyedContainer<Form: EncodingForm>: UnkeyedEncodingContainer {
         let nestedNode = CodingPathNode(parent: node, step: .index(storage.count))
         let nested = KeyedStorage<Form>()
         if !encoder.allowsNesting(below: node) {
-            storage.record(.invalid(storage.count, "Invalid use of Encoder: containers nested deeper than \(encoder.form.containerDepthLimit) levels", at: nestedNode.codingPathArray))
+            storage.record(.invalid(storage.count, encoder.form.depthProblem, at: nestedNode.codingPathArray))
         }
         appendPending(.keyed(nested))
         return KeyedEncodingContainer(KeyedContainer<NestedKey, Form>(encoder: encoder, storage: nested, node: nestedNode))
@@ -796,7 +797,7 @@ private struct UnkeyedContainer<Form: EncodingForm>: UnkeyedEncodingContainer {
         let nestedNode = CodingPathNode(parent: node, step: .index(storage.count))
         let nested = UnkeyedStorage<Form>()
         if !encoder.allowsNesting(below: node) {
-            storage.record(.invalid(storage.count, "Invalid use of Encoder: containers nested deeper than \(encoder.form.containerDepthLimit) levels", at: nestedNode.codingPathArray))
+            storage.record(.invalid(storage.count, encoder.form.depthProblem, at: nestedNode.codingPathArray))
         }
         appendPending(.unkeyed(nested))
         return UnkeyedContainer(encoder: encoder, storage: nested, node: nestedNode)

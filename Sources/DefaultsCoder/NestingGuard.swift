@@ -13,31 +13,39 @@ import Glibc
 import Musl
 #endif
 
-/// Counts how deep a coder has recursed, and throws before the thread's stack runs out.
+/// How deep the coders go.
 ///
-/// Two limits apply. A fixed one, 512 levels, the nesting `JSONDecoder` accepts when
-/// parsing: a settings value deeper than that is damaged, and the same input must fail
-/// the same way on every thread. And the stack that is really left: every level costs
-/// stack (several kilobytes in a debug build), and a secondary thread on an Apple
-/// platform has 512 KiB, so a value a few hundred levels deep, or an `encode(to:)` that
-/// encodes itself, would otherwise crash the app instead of throwing. The stack is only
-/// looked at past the first few levels, so shallow values pay one comparison.
+/// Data may nest 512 containers deep, the nesting `JSONDecoder` accepts when parsing: a
+/// settings value deeper than that is damaged, and the same input must fail the same
+/// way on every thread. (The coders check that where they make containers.)
+///
+/// Recursion is bounded by the stack that is really left: every level costs stack
+/// (several kilobytes in a debug build), and a secondary thread on an Apple platform has
+/// 512 KiB, so a value a few hundred levels deep, or an `encode(to:)` that encodes
+/// itself, would otherwise crash the app instead of throwing. The stack is only looked
+/// at past the first few levels, so shallow values pay one comparison. A fixed cap on
+/// recursion backs this up where the platform does not say where its stack ends.
 struct NestingGuard {
     /// Why a value was refused.
     enum Reason {
+        case containers
         case levels
         case stack
 
         var message: String {
             switch self {
-            case .levels: return "Nesting deeper than \(NestingGuard.maximumLevels) levels"
+            case .containers: return "Nesting deeper than \(NestingGuard.maximumContainers) levels"
+            case .levels: return "Recursion deeper than \(NestingGuard.maximumLevels) levels"
             case .stack: return "Nesting too deep for the stack that is left on this thread"
             }
         }
     }
 
+    /// The most containers a value may sit in.
+    static let maximumContainers = 512
+
     /// The most levels the coders recurse, whatever the stack.
-    static let maximumLevels = 512
+    static let maximumLevels = 4096
 
     /// Levels below this are not checked against the stack.
     private static let unguardedLevels = 8

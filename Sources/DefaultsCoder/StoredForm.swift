@@ -138,6 +138,9 @@ struct StoredEncodingForm: EncodingForm {
     static var wrapsOptionals: Bool { true }
     var none: Any { StoredForm.none }
     var containerDepthLimit: Int { StoredForm.containerDepthLimit }
+    var depthProblem: String {
+        "Cannot store containers nested deeper than \(StoredForm.containerDepthLimit) levels in UserDefaults (its property list file would be unreadable)"
+    }
 
     func wrapSome(_ wrapped: Any?) -> Any {
         guard let wrapped else { return StoredForm.text(of: .init(wrapped: 1, isExplicitNull: true)) }
@@ -249,7 +252,7 @@ struct StoredEncodingForm: EncodingForm {
     }
 
     private func tooDeep(_ value: Any, _ path: [any CodingKey]) -> EncodingError {
-        .invalid(value, "Cannot store containers nested deeper than \(containerDepthLimit) levels in UserDefaults", at: path)
+        .invalid(value, depthProblem, at: path)
     }
 
     func problem(withKey key: String) -> String? {

@@ -24,6 +24,8 @@ protocol EncodingForm {
     func wrapSome(_ wrapped: Any?) -> Any
     /// The most containers a value may sit in.
     var containerDepthLimit: Int { get }
+    /// The message for a container deeper than that.
+    var depthProblem: String { get }
 
     func string(_ value: String) -> Any
     func strings(_ value: [String]) -> Any
@@ -82,7 +84,8 @@ struct PlainEncodingForm: EncodingForm {
     static var wrapsOptionals: Bool { false }
     var none: Any { Optional<Any>.none as Any }
     func wrapSome(_ wrapped: Any?) -> Any { wrapped as Any }
-    var containerDepthLimit: Int { NestingGuard.maximumLevels }
+    var containerDepthLimit: Int { NestingGuard.maximumContainers }
+    var depthProblem: String { NestingGuard.Reason.containers.message }
 
     @inline(__always) func string(_ value: String) -> Any { value }
     @inline(__always) func strings(_ value: [String]) -> Any { value }

@@ -50,3 +50,92 @@ public struct LosslessFixture: Codable, Equatable, Sendable {
     /// The fixture.
     public init() {}
 }
+
+// MARK: - Doors
+
+/// A JSON-like value: its `init(from:)` asks `decodeNil()` first, and `.null` encodes
+/// `nil` although the type is not optional.
+public indirect enum JSONValue: Codable, Equatable, Sendable {
+    case null
+    case bool(Bool)
+    case number(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let bool = try? container.decode(Bool.self) {
+            self = .bool(bool)
+        } else if let number = try? container.decode(Double.self) {
+            self = .number(number)
+        } else if let string = try? container.decode(String.self) {
+            self = .string(string)
+        } else if let array = try? container.decode([JSONValue].self) {
+            self = .array(array)
+        } else {
+            self = .object(try container.decode([String: JSONValue].self))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case .bool(let bool): try container.encode(bool)
+        case .number(let number): try container.encode(number)
+        case .string(let string): try container.encode(string)
+        case .array(let array): try container.encode(array)
+        case .object(let object): try container.encode(object)
+        }
+    }
+
+    /// `.array` nested `levels` deep around `inner`: `levels` containers.
+    public static func nested(_ levels: Int, _ inner: JSONValue = .string("x")) -> JSONValue {
+        (0..<levels).reduce(inner) { value, _ in .array([value]) }
+    }
+}
+
+/// v1 of a profile: writes its nickname with `encode(_:forKey:)`.
+public struct ProfileV1: Codable, Equatable, Sendable {
+    public var nickname: String
+    public var note: JSONValue
+    public init(nickname: String, note: JSONValue) {
+        self.nickname = nickname
+        self.note = note
+    }
+}
+
+/// v2 of the same profile: reads both properties with `decodeIfPresent`.
+public struct ProfileV2: Codable, Equatable, Sendable {
+    public var nickname: String
+    public var note: JSONValue?
+
+    enum CodingKeys: String, CodingKey { case nickname, note }
+
+    public init(nickname: String, note: JSONValue?) {
+        self.nickname = nickname
+        self.note = note
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        nickname = try container.decodeIfPresent(String.self, forKey: .nickname) ?? "(none)"
+        note = try container.decodeIfPresent(JSONValue.self, forKey: .note)
+    }
+}
+
+/// Strings that look like the stored form's reserved forms, or that a property list
+/// file changes.
+public enum TrickyStrings {
+    public static let marker = String(Unicode.Scalar(0xFDD0)!)
+    public static let all: [String] = [
+        "$null", "$$null", "$$$null", "null", "",
+        marker, marker + "none", marker + "null", marker + "some(none)", marker + "some(null)",
+        marker + "decimal:1.5", marker + marker + "null", marker + "\u{FEFF}", marker + "other",
+        "\u{FEFF}", "\u{FEFF}x", "\u{FEFF}\u{FEFF}", "x\u{FEFF}", "\u{FEFF}" + marker + "null",
+        "42", "1.5", "hello", "https://fish.com/x", "/chips", "AQID",
+    ]
+}

@@ -1,0 +1,256 @@
+//
+//  StoredFormTests.swift
+//  DefaultsCoderTests
+//
+//  The stored form: whatever door writes a value and whatever door reads it, it comes
+//  back equal, in this process and in a new one that reads the suite's file; what the
+//  property list file cannot keep is refused before anything is written.
+//
+
+import Foundation
+import Testing
+@testable import DefaultsCoder
+
+/// Writes values under numbered keys, then reads each back as the type it names, here
+/// and in a second process, expecting the value it names.
+struct StoredChecks {
+    let suite = TestSuite()
+    private var checks: [(key: String, read: (UserDefaults) throws -> Any?, expect: (Any?) -> Bool, fromTree: (Any) throws -> Any?, label: String)] = []
+
+    /// Stores `value` with the package, then expects reading it as `U` to give `expected`.
+    mutating func add<T: Encodable, U: Codable & Equatable>(_ value: T, readAs: U.Type, expecting expected: U?, _ label: String) throws {
+        let key = "check.\(checks.count)"
+        try suite.defaults.encode(value, forKey: key)
+        addRead(key: key, as: U.self, expecting: expected, label)
+    }
+
+    /// Stores `value` with plain `set(_:forKey:)`, then expects reading it as `U` to give `expected`.
+    mutating func addPlain<U: Codable & Equatable>(_ value: Any, readAs: U.Type, expecting expected: U?, _ label: String) {
+        let key = "check.\(checks.count)"
+        suite.defaults.set(value, forKey: key)
+        addRead(key: key, as: U.self, expecting: expected, label)
+    }
+
+    private mutating func addRead<U: Codable & Equatable>(key: String, as: U.Type, expecting expected: U?, _ label: String) {
+        checks.append((
+            key,
+            { try $0.decode(U.self, forKey: key) },
+            { ($0 as? U?) == expected },
+            { try KeyValueDecoder().decodeFromUserDefaults(U.self, from: $0) },
+            label
+        ))
+    }
+
+    /// Runs every check in this process, then in a new one; `skipThere` names checks
+    /// that only this process can pass (Foundation's own losses in the file).
+    func verify(skipThere: Set<String> = [], sourceLocation: SourceLocation = #_sourceLocation) throws {
+        for check in checks {
+            do {
+                let here = try check.read(suite.defaults)
+                #expect(check.expect(here), "\(check.label): read here as \(String(describing: here))", sourceLocation: sourceLocation)
+            } catch {
+                Issue.record("\(check.label): reading here threw \(error)", sourceLocation: sourceLocation)
+            }
+        }
+        let there = try SecondProcess.read(suite)
+        for check in checks where !skipThere.contains(check.label) {
+            do {
+                let value = try there[check.key].map(check.fromTree) ?? nil
+                #expect(check.expect(value), "\(check.label): read in a new process as \(String(describing: value))", sourceLocation: sourceLocation)
+            } catch {
+                Issue.record("\(check.label): reading in a new process threw \(error)", sourceLocation: sourceLocation)
+            }
+        }
+    }
+}
+
+@Suite("StoredForm")
+struct StoredFormTests {
+
+    // MARK: Class 1: the nil form never collides with a string
+
+    @Test("a string comes back as itself through every door, here and in a new process", arguments: TrickyStrings.all)
+    func everyDoor(_ string: String) throws {
+        var checks = StoredChecks()
+        try checks.add(string, readAs: String.self, expecting: string, "String")
+        try checks.add(string, readAs: String?.self, expecting: string, "String re-declared as String?")
+        try checks.add(String?.some(string), readAs: String.self, expecting: string, "String? re-declared as String")
+        try checks.add([string, nil, string] as [String?], readAs: [String?].self, expecting: [string, nil, string], "[String?]")
+        try checks.add([string, string], readAs: [String].self, expecting: [string, string], "[String]")
+        try checks.add(["k": string, "l": nil] as [String: String?], readAs: [String: String?].self, expecting: ["k": string, "l": nil], "[String: String?]")
+        try checks.add(ProfileV1(nickname: string, note: .string(string)), readAs: ProfileV2.self,
+                       expecting: ProfileV2(nickname: string, note: .string(string)), "encode(_:forKey:) read by decodeIfPresent")
+        try checks.add(JSONValue.array([.string(string), .null]), readAs: JSONValue.self,
+                       expecting: .array([.string(string), .null]), "decodeNil() probed first")
+        var name = PersonNameComponents()
+        name.givenName = string
+        name.familyName = "Doe"
+        try checks.add(name, readAs: PersonNameComponents.self, expecting: name, "Foundation's PersonNameComponents")
+        // Written by another program with plain set(_:forKey:). Only strings that begin
+        // with U+FDD0 (the reserved forms) read otherwise; Foundation's own file drops a
+        // leading U+FEFF, so those are checked in this process only.
+        var skipThere: Set<String> = []
+        if !string.hasPrefix(TrickyStrings.marker) {
+            checks.addPlain(string, readAs: String.self, expecting: string, "plain set read as String")
+            checks.addPlain(string, readAs: String?.self, expecting: string, "plain set read as String?")
+            checks.addPlain([string], readAs: [String?].self, expecting: [string], "plain set read as [String?]")
+            if string.hasPrefix("\u{FEFF}") {
+                skipThere = ["plain set read as String", "plain set read as String?", "plain set read as [String?]"]
+            }
+        }
+        try checks.verify(skipThere: skipThere)
+    }
+
+    @Test("only Optional.none at the top removes a key; every other nil is kept, at every level")
+    func nils() throws {
+        var checks = StoredChecks()
+        try checks.add(JSONValue.null, readAs: JSONValue.self, expecting: .null, "a non-optional value that encodes nil")
+        try checks.add(JSONValue.null, readAs: JSONValue?.self, expecting: .null, "… re-declared as optional")
+        try checks.add(JSONValue?.some(.null), readAs: JSONValue?.self, expecting: .some(.null), "an optional holding a nil-encoding value")
+        try checks.add([nil, .some(nil), 1] as [Int??], readAs: [Int??].self, expecting: [nil, .some(nil), 1], "[Int??]")
+        try checks.add([nil, .some(.null), .null, .string("a")] as [JSONValue?], readAs: [JSONValue?].self,
+                       expecting: [nil, .some(.null), .null, .string("a")], "[JSONValue?]")
+        try checks.add(ProfileV1(nickname: "a", note: .null), readAs: ProfileV2.self,
+                       expecting: ProfileV2(nickname: "a", note: .null), "a null note read by decodeIfPresent")
+        try checks.add(ProfileV2(nickname: "a", note: nil), readAs: ProfileV2.self,
+                       expecting: ProfileV2(nickname: "a", note: nil), "an absent note")
+        try checks.add(ExplicitNull(value: nil), readAs: ProfileV2.self,
+                       expecting: ProfileV2(nickname: "(none)", note: nil), "encodeNil(forKey:) read by decodeIfPresent(String.self)")
+        try checks.verify()
+
+        let suite = checks.suite
+        // Typed, not through the table: a cast through Any flattens nested optionals.
+        try suite.defaults.encode(Int??.some(nil), forKey: "doubleOptional")
+        let here: Int??? = try suite.defaults.decode(Int??.self, forKey: "doubleOptional")
+        #expect(here == .some(.some(nil)))
+        let stored = try #require(try SecondProcess.read(suite)["doubleOptional"])
+        let there: Int?? = try KeyValueDecoder().decodeFromUserDefaults(Int??.self, from: stored)
+        #expect(there == .some(nil))
+
+        try suite.defaults.encode(Int?.none, forKey: "check.0")
+        #expect(suite.defaults.object(forKey: "check.0") == nil)
+        let key = DefaultsKey<JSONValue>("check.1", default: .string("default"))
+        #expect(try suite.defaults.value(for: key) == .null)
+    }
+
+    // MARK: Class 2: what the file cannot keep is refused before it is written
+
+    @Test("the platform's limits, pinned: 512 nested containers in the file, and a leading U+FEFF dropped")
+    func platformLimits() throws {
+        func throughXML(_ plist: Any) throws -> Any {
+            let data = try PropertyListSerialization.data(fromPropertyList: plist, format: .xml, options: 0)
+            return try PropertyListSerialization.propertyList(from: data, format: nil)
+        }
+        let nested = { (levels: Int) -> Any in (0..<levels).reduce("x" as Any) { inner, _ in [inner] } }
+        #expect(throws: (any Error).self) { try throughXML(["key": nested(StoredForm.containerDepthLimit + 1)]) }
+        #expect(try (throughXML(["key": nested(StoredForm.containerDepthLimit)]) as? [String: Any])?["key"] != nil)
+        #if !canImport(Darwin)
+        let read = try throughXML(["\u{FEFF}key": "\u{FEFF}value"]) as? [String: Any]
+        #expect(read?["key"] as? String == "value")
+        #endif
+    }
+
+    @Test("a value as deep as the file allows is kept with the rest of the suite; one level more is refused")
+    func depthLimit() throws {
+        var checks = StoredChecks()
+        let deepest = JSONValue.nested(StoredForm.containerDepthLimit)
+        try checks.add(deepest, readAs: JSONValue.self, expecting: deepest, "511 containers")
+        try checks.add("kept", readAs: String.self, expecting: "kept", "another key of the suite")
+        let tooDeep = JSONValue.nested(StoredForm.containerDepthLimit + 1)
+        let error = caught(EncodingError.self) { try checks.suite.defaults.encode(tooDeep, forKey: "deeper") }
+        #expect(readablePath(of: error) == "SELF" + String(repeating: "[0]", count: StoredForm.containerDepthLimit))
+        #expect(debugDescription(of: error)?.hasPrefix("Cannot store containers nested deeper than 511 levels in UserDefaults") == true)
+        #expect(checks.suite.defaults.object(forKey: "deeper") == nil)
+        try checks.verify()
+    }
+
+    @Test("a string that begins with U+FEFF is kept; a key that begins with it is refused", arguments: [
+        "\u{FEFF}", "\u{FEFF}value", "\u{FEFF}\u{FEFF}x",
+    ])
+    func byteOrderMark(_ string: String) throws {
+        var checks = StoredChecks()
+        try checks.add(string, readAs: String.self, expecting: string, "the string")
+        try checks.add(["a": [string]], readAs: [String: [String]].self, expecting: ["a": [string]], "inside collections")
+        try checks.verify()
+
+        let keyError = caught(EncodingError.self) { try checks.suite.defaults.encode(["ok": 1, string: 2], forKey: "dictionary") }
+        #expect(readablePath(of: keyError) == "SELF.\(string)")
+        #expect(debugDescription(of: keyError) == "Cannot store a key that begins with U+FEFF in UserDefaults (the property list file drops it) at SELF.\(string)")
+        let topError = caught(EncodingError.self) { try checks.suite.defaults.encode(1, forKey: string) }
+        #expect(debugDescription(of: topError) == "Cannot store a key that begins with U+FEFF in UserDefaults (the property list file drops it) at SELF")
+        #expect(checks.suite.defaults.object(forKey: "dictionary") == nil)
+    }
+
+    // MARK: Class 7: no leniency that changes values
+
+    static let urlRows: [(String, URL?)] = [
+        ("https://fish.com/x", URL(string: "https://fish.com/x")),
+        ("/chips", URL(fileURLWithPath: "/chips")),
+        ("~/chips", URL(fileURLWithPath: NSString(string: "~/chips").expandingTildeInPath)),
+        ("chips", nil),
+        ("", nil),
+    ]
+
+    @Test("a stored string is a URL only if it is absolute, or an absolute file path", arguments: urlRows)
+    func urls(string: String, expected: URL?) {
+        let url = try? KeyValueDecoder().decodeFromUserDefaults(URL.self, from: string)
+        #expect(url == expected)
+    }
+
+    @Test("a relative URL is stored in the keyed form, so that it reads back as a URL")
+    func relativeURL() throws {
+        var checks = StoredChecks()
+        let relative = try #require(URL(string: "fish/chips?x=1"))
+        try checks.add(relative, readAs: URL.self, expecting: relative, "a relative URL")
+        try checks.add([relative, URL(string: "https://a.b")!], readAs: [URL].self, expecting: [relative, URL(string: "https://a.b")!], "in an array")
+        try checks.verify()
+        #expect(Tree(checks.suite.defaults.object(forKey: "check.0")) == .dictionary(["relative": .string("fish/chips?x=1")]))
+    }
+
+    @Test("a Decimal is marked as one: its text reads back as a Decimal, and no string does", arguments: [
+        "1.5", "-0.000001", "12345678901234567890123456789012345678", "0",
+    ])
+    func decimals(text: String) throws {
+        let decimal = try #require(Decimal(string: text))
+        var checks = StoredChecks()
+        try checks.add(decimal, readAs: Decimal.self, expecting: decimal, "Decimal")
+        try checks.add(text, readAs: String.self, expecting: text, "its text as a String")
+        try checks.verify()
+        #expect(checks.suite.defaults.object(forKey: "check.0") as? String == StoredForm.decimalPrefix + text)
+        #expect(throws: DecodingError.self) { try checks.suite.defaults.decode(Decimal.self, forKey: "check.1") }
+    }
+
+    // MARK: The reserved forms themselves
+
+    static let reservedRows: [(String, String)] = [
+        (StoredForm.none, "nil 0 none"),
+        (StoredForm.null, "nil 0 null"),
+        (StoredForm.prefix + "some(some(none))", "nil 2 none"),
+        (StoredForm.prefix + "some(null)", "nil 1 null"),
+        (StoredForm.prefix + "some(null", "string"),
+        (StoredForm.prefix + "some()", "string"),
+        (StoredForm.decimalPrefix + "2.5", "decimal 2.5"),
+        (StoredForm.decimalPrefix + "x", "string"),
+        (StoredForm.prefix + StoredForm.prefix + "null", "string"),
+        ("$null", "string"),
+    ]
+
+    @Test("reading the reserved forms", arguments: reservedRows)
+    func reading(stored: String, expected: String) {
+        switch StoredForm.read(stored) {
+        case .string: #expect(expected == "string")
+        case .optional(let marker): #expect(expected == "nil \(marker.wrapped) \(marker.isExplicitNull ? "null" : "none")")
+        case .decimal(let decimal): #expect(expected == "decimal \(decimal)")
+        }
+    }
+}
+
+/// Writes its value with `encodeNil(forKey:)` when it has none, as JSON-minded models do.
+struct ExplicitNull: Encodable {
+    var value: String?
+    enum CodingKeys: String, CodingKey { case nickname }
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        if let value { try container.encode(value, forKey: .nickname) } else { try container.encodeNil(forKey: .nickname) }
+    }
+}
