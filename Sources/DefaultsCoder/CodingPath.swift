@@ -106,6 +106,9 @@ final class CodingPathNode {
         return path
     }
 
+    /// This node's whole path.
+    var codingPathArray: [any CodingKey] { CodingPathNode.codingPath(of: self) }
+
     /// A node for `node` followed by `step`, or `node` itself when there is no step.
     static func appending(_ step: PathStep?, to node: CodingPathNode?) -> CodingPathNode? {
         guard let step else { return node }

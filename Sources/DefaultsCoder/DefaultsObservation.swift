@@ -218,8 +218,10 @@ private final class KeyObserver<Value: Codable & Sendable>: Rechecking, @uncheck
             if isSame(last.value, value, stored: last.stored, stored) { return nil }
             return (last.value, value)
         }
-        if let failure { DefaultsFailure.report(failure) }
+        // The change first: a failure handler that repairs the value causes the next
+        // change, which must be heard after this one.
         if let change { handler(change.old, change.new) }
+        if let failure { DefaultsFailure.report(failure) }
     }
 }
 

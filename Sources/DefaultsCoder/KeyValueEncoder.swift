@@ -809,8 +809,3 @@ private struct UnkeyedContainer<Form: EncodingForm>: UnkeyedEncodingContainer {
         return superEncoder
     }
 }
-
-extension CodingPathNode {
-    /// This node's whole path.
-    var codingPathArray: [any CodingKey] { CodingPathNode.codingPath(of: self) }
-}

@@ -77,55 +77,22 @@ enum ThreadStack {
     /// stack, at least 64 KiB and at most 256 KiB. The reserve covers one more level of
     /// a large `encode(to:)` in a debug build, and what Foundation needs at the leaves.
     static func isNearlyExhausted() -> Bool {
-        guard let bounds = bounds() else { return false }
+        guard let threshold = threshold() else { return false }
         var marker: UInt8 = 0
         let here = withUnsafeMutablePointer(to: &marker) { UInt(bitPattern: $0) }
-        let reserve = Swift.min(Swift.max(bounds.size / 4, 64 * 1024), 256 * 1024)
-        return here < bounds.lowest &+ reserve
+        return here < threshold
     }
 
     /// The lowest address of this thread's stack and its size, or `nil` when the
-    /// platform does not say. Looked up once per thread.
+    /// platform does not say.
     static func bounds() -> (lowest: UInt, size: UInt)? {
-        #if canImport(Darwin) || canImport(Glibc) || canImport(Musl)
-        let key = cacheKey
-        if let cached = pthread_getspecific(key) {
-            let pair = cached.assumingMemoryBound(to: UInt.self)
-            return pair[1] == 0 ? nil : (pair[0], pair[1])
-        }
-        let pair = UnsafeMutablePointer<UInt>.allocate(capacity: 2)
-        let found = lookUpBounds()
-        pair[0] = found?.lowest ?? 0
-        pair[1] = found?.size ?? 0
-        pthread_setspecific(key, pair)
-        return found
-        #else
-        return nil
-        #endif
-    }
-
-    #if canImport(Darwin) || canImport(Glibc) || canImport(Musl)
-    /// A thread-specific slot holding each thread's bounds, freed when the thread ends.
-    private static let cacheKey: pthread_key_t = {
-        var key = pthread_key_t()
-        pthread_key_create(&key) { pointer in
-            #if canImport(Darwin)
-            pointer.assumingMemoryBound(to: UInt.self).deallocate()
-            #else
-            pointer?.assumingMemoryBound(to: UInt.self).deallocate()
-            #endif
-        }
-        return key
-    }()
-
-    private static func lookUpBounds() -> (lowest: UInt, size: UInt)? {
         #if canImport(Darwin)
         let thread = pthread_self()
         let top = UInt(bitPattern: pthread_get_stackaddr_np(thread))
         let size = UInt(pthread_get_stacksize_np(thread))
         guard top > size, size > 0 else { return nil }
         return (top - size, size)
-        #else
+        #elseif canImport(Glibc) || canImport(Musl)
         var attributes = pthread_attr_t()
         guard threadAttributes(pthread_self(), &attributes) == 0 else { return nil }
         defer { pthread_attr_destroy(&attributes) }
@@ -133,8 +100,37 @@ enum ThreadStack {
         var size = 0
         guard pthread_attr_getstack(&attributes, &address, &size) == 0, let address, size > 0 else { return nil }
         return (UInt(bitPattern: address), UInt(size))
+        #else
+        return nil
         #endif
     }
+
+    /// The address below which the stack counts as nearly exhausted, looked up once per
+    /// thread: on Linux the main thread's bounds come from `/proc/self/maps`.
+    private static func threshold() -> UInt? {
+        #if canImport(Darwin) || canImport(Glibc) || canImport(Musl)
+        // The thread-specific value is the threshold itself; 1 means "not known".
+        if let cached = pthread_getspecific(cacheKey) {
+            let value = UInt(bitPattern: cached)
+            return value == 1 ? nil : value
+        }
+        var threshold: UInt = 1
+        if let bounds = bounds() {
+            threshold = bounds.lowest &+ Swift.min(Swift.max(bounds.size / 4, 64 * 1024), 256 * 1024)
+        }
+        pthread_setspecific(cacheKey, UnsafeRawPointer(bitPattern: threshold))
+        return threshold == 1 ? nil : threshold
+        #else
+        return nil
+        #endif
+    }
+
+    #if canImport(Darwin) || canImport(Glibc) || canImport(Musl)
+    private static let cacheKey: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
     #endif
 }
 

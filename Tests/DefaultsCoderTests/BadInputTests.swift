@@ -194,6 +194,9 @@ struct BadInputTests {
         bad(Double.self, any(true), .typeMismatch, "SELF", "Expected Double at SELF, found Bool"),
         bad(Decimal.self, any(false), .typeMismatch, "SELF", "Expected Decimal at SELF, found Bool"),
 
+        // Dictionaries whose keys are not strings say so.
+        bad([String: Int].self, any([1: 2]), .typeMismatch, "SELF", "Expected Dictionary at SELF, found Dictionary with Int keys"),
+        bad(User.self, any(NSDictionary(dictionary: [1: "a"])), .typeMismatch, "SELF", "Expected Dictionary at SELF, found Dictionary with Int keys"),
         // Strings that are not URLs, dates, or Base64.
         bad(URL.self, any(""), .dataCorrupted, "SELF", "Invalid URL string \"\" at SELF"),
         bad(URL.self, any("hello"), .dataCorrupted, "SELF", "Expected an absolute URL, found the relative URL string \"hello\" at SELF"),

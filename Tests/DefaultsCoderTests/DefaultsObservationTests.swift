@@ -42,6 +42,65 @@ struct DefaultsObservationTests {
         withExtendedLifetime(observation) {}
     }
 
+    // MARK: Re-entrancy: callbacks that call back into the package
+
+    @Test("a failure handler that repairs the key an observer watches: no hang, every event once, in order")
+    func repairingFailureHandler() async throws {
+        let suite = TestSuite()
+        let name = uniqueKey("repaired")
+        let key = DefaultsKey<Int>(name, default: 0)
+        try suite.defaults.set(1, for: key)
+        let events = Locked<[[Int]]>([])
+        let observation = suite.defaults.observe(key) { old, new in events.withLock { $0.append([old, new]) } }
+        nonisolated(unsafe) let defaults = suite.defaults
+        ReportedFailures.onFailure(of: name) { failure in
+            guard failure.operation == .read else { return }
+            try? defaults.set(7, for: key)
+        }
+        suite.defaults.set("not a number", forKey: name)  // written by something else
+        // A package write to the same key name, in another suite, makes the observer look again.
+        let other = TestSuite()
+        nonisolated(unsafe) let otherDefaults = other.defaults
+        #expect(finishes { try? otherDefaults.set(5, for: key) })
+        #expect(await eventually { events.withLock { $0 } == [[1, 0], [0, 7]] }, "\(events.withLock { $0 })")
+        #expect(try suite.defaults.value(for: key) == 7)
+        withExtendedLifetime(observation) {}
+    }
+
+    @Test("an observer that writes its own key again: no hang, both changes heard in order")
+    func writingObserver() async throws {
+        let suite = TestSuite()
+        let key = DefaultsKey<Int>(uniqueKey("rewritten"), default: 0)
+        let events = Locked<[[Int]]>([])
+        nonisolated(unsafe) let defaults = suite.defaults
+        let observation = suite.defaults.observe(key) { old, new in
+            events.withLock { $0.append([old, new]) }
+            if new == 1 { try? defaults.set(2, for: key) }
+        }
+        #expect(finishes { try? defaults.set(1, for: key) })
+        #expect(await eventually { events.withLock { $0 } == [[0, 1], [1, 2]] }, "\(events.withLock { $0 })")
+        withExtendedLifetime(observation) {}
+    }
+
+    @Test("an update stream whose consumer writes the key it follows")
+    func writingConsumer() async throws {
+        let suite = TestSuite()
+        let key = DefaultsKey<Int>(uniqueKey("streamed"), default: 0)
+        nonisolated(unsafe) let defaults = suite.defaults
+        let stream = suite.defaults.updates(for: key)
+        let consumer = Task {
+            var seen: [Int] = []
+            for await value in stream {
+                seen.append(value)
+                if value == 1 { try? defaults.set(2, for: key) }
+                if value == 2 { break }
+            }
+            return seen
+        }
+        try suite.defaults.set(1, for: key)
+        #expect(await consumer.value == [0, 1, 2])
+    }
+
     @Test("optional struct values: set, change, remove")
     func optionalEvents() async throws {
         let suite = TestSuite()

@@ -101,6 +101,15 @@ struct GeneratedRoundTripTests {
             #expect(back == value, "seed \(seed)")
         }
         #endif
+
+        // What a second process reads from the file.
+        let there = try SecondProcess.read(suite)
+        #expect(there.count == written.count)
+        for (seed, value) in written {
+            let object = try #require(there["value.\(seed)"], "seed \(seed) missing in a new process")
+            let back = try KeyValueDecoder().decodeFromUserDefaults(GeneratedValue.self, from: object)
+            #expect(back == value, "seed \(seed), read in a new process")
+        }
     }
 
     @Test("The generator is deterministic and reaches every case")
@@ -124,10 +133,17 @@ struct GeneratedRoundTripTests {
             case .record(let record):
                 seen.insert("record")
                 record.child.map(visit)
+            case .profile(let profile):
+                seen.insert("profile")
+                profile.value.map(visit)
+                if let nickname = profile.nickname, nickname.unicodeScalars.first?.value == 0xFDD0 { seen.insert("reserved-looking string") }
+            case .string(let string):
+                if string.unicodeScalars.first?.value == 0xFDD0 { seen.insert("reserved-looking string") }
+                if string.unicodeScalars.first == "\u{FEFF}" { seen.insert("leading U+FEFF") }
             default: break
             }
         }
-        for seed in 0..<UInt64(500) {
+        for seed in 0..<UInt64(2_000) {
             var generator = ValueGenerator(source: SeededEntropy(seed: seed), nestedNils: true)
             visit(generator.value())
         }
@@ -135,6 +151,7 @@ struct GeneratedRoundTripTests {
             "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64",
             "double", "float", "bool", "string", "date", "data", "url", "decimal", "color", "empty",
             "labelled", "optional", "array", "optionals", "doubleOptionals", "dictionary", "intKeyed", "record",
+            "profile", "deep", "reserved-looking string", "leading U+FEFF",
         ]
         #expect(expected.subtracting(seen).isEmpty, "never generated: \(expected.subtracting(seen).sorted())")
     }

@@ -123,6 +123,58 @@ indirect enum GeneratedValue: Codable, Equatable, Sendable {
     case dictionary([String: GeneratedValue])
     case intKeyed([Int: GeneratedValue])
     case record(GeneratedRecord)
+    case profile(GeneratedProfile)
+    /// Containers nested close to the limit of the stored form.
+    case deep(DeepNesting)
+}
+
+/// Written with `encode(_:forKey:)`, `nil` included, and read with `decodeIfPresent`:
+/// the doors differ, the value must not.
+struct GeneratedProfile: Codable, Equatable, Sendable {
+    var nickname: String?
+    var value: GeneratedValue?
+
+    enum CodingKeys: String, CodingKey { case nickname, value }
+
+    init(nickname: String?, value: GeneratedValue?) {
+        self.nickname = nickname
+        self.value = value
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        nickname = try container.decodeIfPresent(String.self, forKey: .nickname)
+        value = try container.decodeIfPresent(GeneratedValue.self, forKey: .value)
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(nickname, forKey: .nickname)
+        try container.encode(value, forKey: .value)
+    }
+}
+
+/// `levels` arrays, each holding the next, made with nested containers rather than
+/// recursion: `[[[…]]]`.
+struct DeepNesting: Codable, Equatable, Sendable {
+    var levels: Int
+
+    init(levels: Int) { self.levels = levels }
+
+    init(from decoder: any Decoder) throws {
+        var container = try decoder.unkeyedContainer()
+        var levels = 1
+        while !container.isAtEnd {
+            container = try container.nestedUnkeyedContainer()
+            levels += 1
+        }
+        self.levels = levels
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.unkeyedContainer()
+        for _ in 1..<max(levels, 1) { container = container.nestedUnkeyedContainer() }
+    }
 }
 
 /// A struct of the schema, with optional and collection properties.
@@ -160,7 +212,11 @@ struct ValueGenerator<Source: Entropy> {
         if leaf {
             return primitive()
         }
-        switch source.below(nestedNils ? 9 : 8) {
+        if depth == 0, source.oneIn(60) {
+            // An enum case adds two containers above the nesting: stay within 511.
+            return .deep(DeepNesting(levels: 460 + source.below(48)))
+        }
+        switch source.below(nestedNils ? 10 : 9) {
         case 0: return .array(list(depth) { $0.value(depth: depth + 1) })
         case 1: return .optionals(list(depth) { $0.source.oneIn(3) ? nil : $0.value(depth: depth + 1) })
         case 2:
@@ -175,6 +231,7 @@ struct ValueGenerator<Source: Entropy> {
         case 5: return .optional(source.oneIn(2) ? nil : value(depth: depth + 1))
         case 6: return .labelled(name: string(), value: value(depth: depth + 1))
         case 7: return .record(record(depth: depth))
+        case 8: return .profile(GeneratedProfile(nickname: source.oneIn(3) ? nil : string(), value: source.oneIn(3) ? nil : value(depth: depth + 1)))
         default:
             return .doubleOptionals(list(depth) {
                 switch $0.source.below(3) {
@@ -271,6 +328,15 @@ struct ValueGenerator<Source: Entropy> {
         switch source.below(8) {
         case 0:
             return source.pick(["", "$null", "$$null", "null", "true", "1", "a.b.c", "é", "日本語", "🇺🇦👩‍👩‍👧", "<key>&amp;</key>", " \t\n", "\r\n"])
+        case 3 where source.oneIn(2):
+            // Strings that look like the stored form's reserved forms, or that begin
+            // with U+FEFF, which the property list file would drop.
+            let marker = String(Unicode.Scalar(0xFDD0)!)
+            return source.pick([
+                marker, marker + "none", marker + "null", marker + "some(none)", marker + "some(some(null))",
+                marker + "decimal:1.5", marker + marker + "none", marker + "\u{FEFF}x",
+                "\u{FEFF}", "\u{FEFF}x", "\u{FEFF}" + marker + "null", "x\u{FEFF}",
+            ]) + (source.oneIn(2) ? "" : string())
         case 1:
             // Any Unicode scalars, control characters included.
             var scalars = String.UnicodeScalarView()
@@ -287,8 +353,11 @@ struct ValueGenerator<Source: Entropy> {
         }
     }
 
+    /// A dictionary key. Never one that begins with U+FEFF: the stored form refuses
+    /// those (the property list file drops the mark), so they cannot round trip there.
     mutating func key() -> String {
-        source.oneIn(4) ? source.pick(["", ".", "a.b", "$null", "id", "_0", "ключ"]) : string()
+        let key = source.oneIn(4) ? source.pick(["", ".", "a.b", "$null", "id", "_0", "ключ"]) : string()
+        return key.unicodeScalars.first == "\u{FEFF}" ? "k" + key : key
     }
 
     mutating func date() -> Date {

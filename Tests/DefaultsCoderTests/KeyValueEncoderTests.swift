@@ -244,6 +244,86 @@ struct KeyValueEncoderTests {
         #expect(debugDescription(of: error) == "Invalid use of Encoder: an unkeyed container was requested after another container was used at SELF[0]")
     }
 
+    // MARK: The coder's own edges
+
+    /// Two properties that snake case maps to one key.
+    struct Colliding: Encodable {
+        var aB = 1
+        var a_b = 2
+    }
+
+    @Test("two keys that a key strategy maps to one throw instead of dropping a value")
+    func collidingKeys() throws {
+        var snake = KeyValueEncoder()
+        snake.keyEncodingStrategy = .convertToSnakeCase
+        let error = caught(EncodingError.self) { try snake.encode(["x": Colliding()]) }
+        #expect(debugDescription(of: error) == "Keys \"aB\" and \"a_b\" both become \"a_b\" at SELF.x.a_b")
+        #expect(readablePath(of: error) == "SELF.x.a_b")
+
+        var custom = KeyValueEncoder()
+        custom.keyEncodingStrategy = .custom { _ in KeyValueCodingKey(stringValue: "same") }
+        let customError = caught(EncodingError.self) { try custom.encode(User(id: 1, name: "a")) }
+        #expect(debugDescription(of: customError) == "Keys \"id\" and \"name\" both become \"same\" at SELF.name")
+
+        // In UserDefaults: nothing written.
+        let suite = TestSuite()
+        #expect(throws: EncodingError.self) { try suite.defaults.encode(Colliding(), forKey: "c", encoder: snake) }
+        #expect(suite.defaults.object(forKey: "c") == nil)
+        // Writing the same key twice is not a collision: the last write wins, as in Foundation.
+        #expect(Tree(try snake.encode(Rewrites())) == .dictionary(["a_b": .int(2)]))
+    }
+
+    struct Rewrites: Encodable {
+        enum CodingKeys: String, CodingKey { case aB }
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(1, forKey: .aB)
+            try container.encode(2, forKey: .aB)
+        }
+    }
+
+    /// Misuses its encoder, then throws an error of its own.
+    struct Misbehaving: Encodable {
+        struct Oops: Error {}
+        func encode(to encoder: any Encoder) throws {
+            var single = encoder.singleValueContainer()
+            try single.encode(1)
+            _ = encoder.unkeyedContainer()
+            throw Oops()
+        }
+    }
+
+    /// Catches what its child throws and goes on.
+    struct Forgiving: Encodable {
+        enum CodingKeys: String, CodingKey { case child, after }
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            do { try container.encode(Misbehaving(), forKey: .child) } catch {}
+            try container.encode(2, forKey: .after)
+        }
+    }
+
+    @Test("a child's misuse that the child's own caller caught does not resurface")
+    func caughtMisuse() throws {
+        #expect(Tree(try KeyValueEncoder().encode([Forgiving()])) == .array([.dictionary(["after": .int(2)])]))
+        #expect(throws: Misbehaving.Oops.self) { try KeyValueEncoder().encode([Misbehaving()]) }
+    }
+
+    @Test("a custom strategy's unstorable result names the full path", arguments: [
+        (SendableAny(Decimal.nan), "Cannot store Decimal NaN in UserDefaults at SELF.when"),
+        (SendableAny(NSNull()), "Cannot store NSNull in UserDefaults at SELF.when"),
+        (SendableAny(["a": [Decimal.nan]]), "Cannot store Decimal NaN in UserDefaults at SELF.when.a[0]"),
+    ])
+    func customResultPath(result: SendableAny, message: String) throws {
+        var encoder = KeyValueEncoder()
+        nonisolated(unsafe) let value = result.value
+        encoder.dateEncodingStrategy = .custom { _ in value }
+        let suite = TestSuite()
+        let error = caught(EncodingError.self) { try suite.defaults.encode(Dated(when: Date()), forKey: "d", encoder: encoder) }
+        #expect(debugDescription(of: error) == message)
+        #expect(suite.defaults.object(forKey: "d") == nil)
+    }
+
     @Test("errors from encode(to:) pass through unchanged")
     func passThrough() {
         #expect(throws: Failing.Boom.self) { try KeyValueEncoder().encode(["a": Failing()]) }

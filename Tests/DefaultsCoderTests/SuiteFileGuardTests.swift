@@ -114,6 +114,55 @@ struct SuiteFileGuardTests {
         #expect(try suite.defaults.moveUnreadableFileAside() == nil)
     }
 
+    @Test("the guard holds through a UserDefaults subclass")
+    func subclass() throws {
+        let name = "DefaultsCoderTests.subclass.\(UUID().uuidString)"
+        let defaults = try #require(AppDefaults(suiteName: name))
+        let file = SuiteFileCheck.configDirectory.appendingPathComponent(name + ".plist")
+        defer {
+            defaults.removePersistentDomain(forName: name)
+            try? FileManager.default.removeItem(at: file)
+        }
+        #expect(defaults.suiteFileURL == file)
+        try expectGuarded(defaults, file: file)
+    }
+
+    @Test("the guard holds for a suite named by an absolute path")
+    func absolutePath() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("DefaultsCoderTests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("suite").path
+        let defaults = try #require(UserDefaults(suiteName: path))
+        let file = URL(fileURLWithPath: path + ".plist")
+        #expect(defaults.suiteFileURL == file)
+        // Measured: Foundation keeps such a suite at that path.
+        defaults.set(1, forKey: "probe")
+        defaults.synchronize()
+        #expect(FileManager.default.fileExists(atPath: file.path))
+        try expectGuarded(defaults, file: file)
+    }
+
+    /// Damages `file`, then expects a write to throw and leave it byte for byte.
+    func expectGuarded(_ defaults: UserDefaults, file: URL) throws {
+        let damaged = BinaryPlist.withSet
+        try damaged.write(to: file)
+        #expect(throws: UnreadableDefaultsFile(url: file, reason: "it holds a set, which preferences cannot")) {
+            try defaults.encode(1, forKey: "x")
+        }
+        #expect(try Data(contentsOf: file) == damaged)
+    }
+
+    @Test("a link to nothing where the file would be: there is nothing to lose, so writes go on")
+    func danglingLink() throws {
+        let suite = TestSuite()
+        let target = FileManager.default.temporaryDirectory.appendingPathComponent("nothing-\(UUID().uuidString)/x.plist")
+        try FileManager.default.createSymbolicLink(atPath: suite.fileURL.path, withDestinationPath: target.path)
+        #expect(suite.defaults.unreadableFile() == nil)
+        try suite.defaults.encode(1, forKey: "a")
+        #expect(try suite.defaults.decode(Int.self, forKey: "a") == 1)
+    }
+
     @Test("a file damaged after it was checked is caught at the next write")
     func damagedLater() throws {
         let suite = TestSuite()
@@ -134,3 +183,6 @@ struct SuiteFileGuardTests {
         #expect(try suite.defaults.decode(Int.self, forKey: "a") == 1)
     }
 }
+
+/// A subclass, as apps make to add their own accessors.
+final class AppDefaults: UserDefaults {}

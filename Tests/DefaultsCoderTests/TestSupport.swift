@@ -274,12 +274,22 @@ final class Link: Codable, Sendable {
 /// so it is installed once and each test reads the reports for its own (unique) keys.
 enum ReportedFailures {
     private static let reports = Locked<[DefaultsFailure]>([])
+    private static let actions = Locked<[String: @Sendable (DefaultsFailure) -> Void]>([:])
     private static let installed: Void = {
         DefaultsFailure.handler = { failure in
             ReportedFailures.reports.withLock { $0.append(failure) }
             DefaultsFailure.logOncePerKey(failure)
+            // Outside the lock: an action may write, and so fail and report again.
+            if let action = ReportedFailures.actions.withLock({ $0[failure.key] }) { action(failure) }
         }
     }()
+
+    /// Runs `action` for each failure reported for the key named `key`, as an app's
+    /// own handler would.
+    static func onFailure(of key: String, _ action: @escaping @Sendable (DefaultsFailure) -> Void) {
+        install()
+        actions.withLock { $0[key] = action }
+    }
 
     /// Installs the collecting handler (it also logs as the default one does).
     static func install() {
@@ -319,4 +329,15 @@ func eventually(within seconds: Double = 10, _ condition: () -> Bool) async -> B
         try? await Task.sleep(nanoseconds: 1_000_000)
     }
     return true
+}
+
+/// Runs `body` on another thread and waits at most `seconds` for it: a deadlock fails the
+/// test instead of hanging the run. Returns whether it finished.
+func finishes(within seconds: Double = 10, _ body: @escaping @Sendable () -> Void) -> Bool {
+    let done = DispatchSemaphore(value: 0)
+    Thread {
+        body()
+        done.signal()
+    }.start()
+    return done.wait(timeout: .now() + seconds) == .success
 }

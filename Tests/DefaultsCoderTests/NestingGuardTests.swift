@@ -1,0 +1,158 @@
+//
+//  NestingGuardTests.swift
+//  DefaultsCoderTests
+//
+//  Deep values and values that encode themselves, on the 512 KiB stack that Apple
+//  platforms give secondary threads: the coders throw with the path, never crash.
+//
+
+import Foundation
+import Testing
+@testable import DefaultsCoder
+
+/// Runs `body` on a new thread with a stack of `size` bytes, and waits for it.
+func onThread<R: Sendable>(stackSize size: Int, _ body: @escaping @Sendable () -> R) -> R {
+    let result = Locked<R?>(nil)
+    let done = DispatchSemaphore(value: 0)
+    let thread = Thread {
+        result.withLock { $0 = body() }
+        done.signal()
+    }
+    thread.stackSize = size
+    thread.start()
+    done.wait()
+    return result.withLock { $0! }
+}
+
+/// What an encode or decode on a small stack came to: a value, or the error's message.
+enum Outcome: Sendable, Equatable {
+    case value
+    case error(String)
+}
+
+/// A class whose `encode(to:)` reaches itself through a reference cycle.
+final class Cyclic: Codable, @unchecked Sendable {
+    var next: Cyclic?
+    init() {}
+}
+
+/// Arrays of arrays around a string, read without `try?`, so that the first error is
+/// the one thrown.
+indirect enum StrictNest: Decodable, Sendable {
+    case leaf(String)
+    case branch([StrictNest])
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let string = try? container.decode(String.self) {
+            self = .leaf(string)
+        } else {
+            self = .branch(try container.decode([StrictNest].self))
+        }
+    }
+}
+
+/// A value whose `encode(to:)` encodes itself through a single value container: the
+/// path never grows, only the stack.
+struct SelfEncoding: Codable, Sendable {
+    init() {}
+    init(from decoder: any Decoder) throws { self = try decoder.singleValueContainer().decode(SelfEncoding.self) }
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(self)
+    }
+}
+
+@Suite("NestingGuard")
+struct NestingGuardTests {
+    static let smallStack = 512 * 1024
+
+    static func outcome(_ body: () throws -> Any?) -> Outcome {
+        do {
+            _ = try body()
+            return .value
+        } catch {
+            return .error(codingErrorContext(of: error)?.debugDescription ?? "\(error)")
+        }
+    }
+
+    @Test("encoding deep values on a 512 KiB thread throws or succeeds, and never crashes", arguments: [100, 300, 510, 2_000])
+    func deepEncode(levels: Int) {
+        let outcome = onThread(stackSize: Self.smallStack) {
+            Self.outcome { try KeyValueEncoder().encode(JSONValue.nested(levels)) }
+        }
+        switch outcome {
+        case .value: #expect(levels <= NestingGuard.maximumContainers)
+        case .error(let message):
+            #expect(message.hasPrefix("Nesting too deep for the stack") || message.hasPrefix("Nesting deeper than 512 levels"), "\(message.prefix(80))")
+        }
+    }
+
+    @Test("decoding deep trees on a 512 KiB thread throws or succeeds, and never crashes", arguments: [100, 300, 510, 2_000])
+    func deepDecode(levels: Int) {
+        let outcome = onThread(stackSize: Self.smallStack) {
+            let tree = (0..<levels).reduce("x" as Any) { inner, _ in [inner] }
+            return Self.outcome { try KeyValueDecoder().decode(StrictNest.self, from: tree) }
+        }
+        switch outcome {
+        case .value: #expect(levels <= NestingGuard.maximumContainers)
+        case .error(let message):
+            #expect(message.hasPrefix("Nesting too deep for the stack") || message.hasPrefix("Nesting deeper than 512 levels"), "\(message.prefix(80))")
+        }
+    }
+
+    @Test("storing a deep value on a 512 KiB thread throws with its path before anything is written")
+    func deepStore() {
+        let suite = TestSuite()
+        let defaults = suite.defaults
+        nonisolated(unsafe) let unsafeDefaults = defaults
+        let outcome = onThread(stackSize: Self.smallStack) {
+            Self.outcome { try unsafeDefaults.encode(JSONValue.nested(510), forKey: "deep") }
+        }
+        if case .error(let message) = outcome {
+            #expect(message.hasPrefix("Nesting too deep for the stack"))
+            #expect(defaults.object(forKey: "deep") == nil)
+        }
+    }
+
+    @Test("a reference cycle throws, on the main stack and on a 512 KiB one", arguments: [0, 512 * 1024])
+    func cycle(stackSize: Int) {
+        let outcome = onThread(stackSize: stackSize == 0 ? 8 << 20 : stackSize) {
+            let cyclic = Cyclic()
+            cyclic.next = cyclic
+            defer { cyclic.next = nil }
+            return Self.outcome { try KeyValueEncoder().encode(cyclic) }
+        }
+        guard case .error(let message) = outcome else {
+            Issue.record("a cycle encoded")
+            return
+        }
+        #expect(message.hasPrefix("Nesting deeper than 512 levels") || message.hasPrefix("Nesting too deep for the stack"), "\(message.prefix(80))")
+    }
+
+    @Test("a value that encodes or decodes itself throws instead of recursing until the stack ends", arguments: [0, 512 * 1024])
+    func selfEncoding(stackSize: Int) {
+        let size = stackSize == 0 ? 8 << 20 : stackSize
+        let encoded = onThread(stackSize: size) { Self.outcome { try KeyValueEncoder().encode(SelfEncoding()) } }
+        let decoded = onThread(stackSize: size) { Self.outcome { try KeyValueDecoder().decode(SelfEncoding.self, from: 1) } }
+        for outcome in [encoded, decoded] {
+            guard case .error(let message) = outcome else {
+                Issue.record("self-recursion came back with a value")
+                continue
+            }
+            #expect(message.hasPrefix("Nesting too deep for the stack") || message.hasPrefix("Recursion deeper than 4096 levels"), "\(message.prefix(80))")
+        }
+    }
+
+    @Test("the stack bounds are known on this platform, and the guard reads them")
+    func bounds() throws {
+        #if canImport(Darwin) || canImport(Glibc)
+        let bounds = try #require(ThreadStack.bounds())
+        #expect(bounds.size >= 64 * 1024)
+        var local = 0
+        let here = withUnsafeMutablePointer(to: &local) { UInt(bitPattern: $0) }
+        #expect(here > bounds.lowest && here < bounds.lowest + bounds.size)
+        #expect(!ThreadStack.isNearlyExhausted())
+        #endif
+    }
+}
