@@ -199,7 +199,7 @@ private final class KeyedStorage<Form: EncodingForm> {
     /// row (`[User]`), so reserving it saves the growth steps.
     var capacityHint = 0
 
-    init() {}
+    required init() {}
 
     init(merging dictionary: [String: Any]) {
         self.dictionary = dictionary
@@ -239,7 +239,7 @@ private final class UnkeyedStorage<Form: EncodingForm> {
     var error: EncodingError?
     var capacityHint = 0
 
-    init() {}
+    required init() {}
 
     init(merging array: [Any]) {
         self.array = array
@@ -589,6 +589,46 @@ extension Optional: WrappableOptional where Wrapped: Encodable {
     }
 }
 
+/// What `nestedStorage(_:for:)` needs of the two kinds of container storage.
+private protocol NestedStorage: AnyObject {
+    associatedtype Form: EncodingForm
+    /// `a keyed container`, for messages.
+    static var kind: String { get }
+    init()
+    /// Storage holding `value`, when it is a finished container of this kind.
+    static func merging(_ value: Any) -> Self?
+    /// The storage inside `pending`, when it is of this kind.
+    static func existing(in pending: Pending<Form>) -> Self?
+    /// This storage as a pending item of its parent.
+    var asPending: Pending<Form> { get }
+}
+
+extension KeyedStorage: NestedStorage {
+    static var kind: String { "a keyed container" }
+    static func merging(_ value: Any) -> Self? {
+        guard let dictionary = value as? [String: Any] else { return nil }
+        return Self(merging: dictionary)
+    }
+    static func existing(in pending: Pending<Form>) -> Self? {
+        guard case .keyed(let storage) = pending else { return nil }
+        return storage as? Self
+    }
+    var asPending: Pending<Form> { .keyed(self) }
+}
+
+extension UnkeyedStorage: NestedStorage {
+    static var kind: String { "an unkeyed container" }
+    static func merging(_ value: Any) -> Self? {
+        guard let array = value as? [Any] else { return nil }
+        return Self(merging: array)
+    }
+    static func existing(in pending: Pending<Form>) -> Self? {
+        guard case .unkeyed(let storage) = pending else { return nil }
+        return storage as? Self
+    }
+    var asPending: Pending<Form> { .unkeyed(self) }
+}
+
 // MARK: - Containers
 
 private struct KeyedContainer<Key: CodingKey, Form: EncodingForm>: KeyedEncodingContainerProtocol {
@@ -666,49 +706,48 @@ private struct KeyedContainer<Key: CodingKey, Form: EncodingForm>: KeyedEncoding
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
-        let name = nameRecordingProblem(key)
-        let nestedNode = CodingPathNode(parent: node, step: .key(key))
-        let nested: KeyedStorage<Form>
-        if case .keyed(let existing)? = storage.pending[name] {
-            nested = existing
-        } else if storage.pending[name] == nil, let existing = storage.dictionary[name], let dictionary = existing as? [String: Any] {
-            nested = KeyedStorage(merging: dictionary)
-            storage.dictionary[name] = nil
-            storage.pending[name] = .keyed(nested)
-        } else if storage.pending[name] == nil, storage.dictionary[name] == nil {
-            nested = KeyedStorage()
-            storage.pending[name] = .keyed(nested)
-        } else {
-            nested = KeyedStorage()
-            storage.record(.invalid(key.stringValue, "Invalid use of Encoder: a keyed container was requested for a key that already holds another kind of value", at: nestedNode.codingPathArray))
-        }
-        if !encoder.allowsNesting(below: node) {
-            storage.record(.invalid(key.stringValue, encoder.form.depthProblem, at: nestedNode.codingPathArray))
-        }
+        let (nested, nestedNode) = nestedStorage(KeyedStorage<Form>.self, for: key)
         return KeyedEncodingContainer(KeyedContainer<NestedKey, Form>(encoder: encoder, storage: nested, node: nestedNode))
     }
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+        let (nested, nestedNode) = nestedStorage(UnkeyedStorage<Form>.self, for: key)
+        return UnkeyedContainer(encoder: encoder, storage: nested, node: nestedNode)
+    }
+
+    /// The storage of a nested container for `key`, as Foundation's coders find it: the
+    /// pending container of the same kind asked for before, or one holding what is
+    /// already there (a finished dictionary or array), or a new one. A key that holds
+    /// another kind of value, or a container too deep, is recorded as a problem.
+    private func nestedStorage<Storage: NestedStorage>(_: Storage.Type, for key: Key) -> (Storage, CodingPathNode) where Storage.Form == Form {
+        let kind = Storage.kind
         let name = nameRecordingProblem(key)
         let nestedNode = CodingPathNode(parent: node, step: .key(key))
-        let nested: UnkeyedStorage<Form>
-        if case .unkeyed(let existing)? = storage.pending[name] {
-            nested = existing
-        } else if storage.pending[name] == nil, let existing = storage.dictionary[name], let array = existing as? [Any] {
-            nested = UnkeyedStorage(merging: array)
-            storage.dictionary[name] = nil
-            storage.pending[name] = .unkeyed(nested)
-        } else if storage.pending[name] == nil, storage.dictionary[name] == nil {
-            nested = UnkeyedStorage()
-            storage.pending[name] = .unkeyed(nested)
+        let nested: Storage
+        if let item = storage.pending[name] {
+            if let found = Storage.existing(in: item) {
+                nested = found
+            } else {
+                nested = Storage()
+                storage.record(.invalid(key.stringValue, "Invalid use of Encoder: \(kind) was requested for a key that already holds another kind of value", at: nestedNode.codingPathArray))
+            }
+        } else if let value = storage.dictionary[name] {
+            if let merged = Storage.merging(value) {
+                nested = merged
+                storage.dictionary[name] = nil
+                storage.pending[name] = merged.asPending
+            } else {
+                nested = Storage()
+                storage.record(.invalid(key.stringValue, "Invalid use of Encoder: \(kind) was requested for a key that already holds another kind of value", at: nestedNode.codingPathArray))
+            }
         } else {
-            nested = UnkeyedStorage()
-            storage.record(.invalid(key.stringValue, "Invalid use of Encoder: an unkeyed container was requested for a key that already holds another kind of value", at: nestedNode.codingPathArray))
+            nested = Storage()
+            storage.pending[name] = nested.asPending
         }
         if !encoder.allowsNesting(below: node) {
             storage.record(.invalid(key.stringValue, encoder.form.depthProblem, at: nestedNode.codingPathArray))
         }
-        return UnkeyedContainer(encoder: encoder, storage: nested, node: nestedNode)
+        return (nested, nestedNode)
     }
 
     mutating func superEncoder() -> any Encoder {
