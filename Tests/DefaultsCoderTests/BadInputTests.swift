@@ -89,29 +89,6 @@ func badStored<T: Decodable>(
     BadInput(errorCase: errorCase, path: path, message: message) { try KeyValueDecoder().decodeFromUserDefaults(T.self, from: value.value) }
 }
 
-/// Models for the rows.
-struct Point3: Decodable {
-    var x: Int, y: Int, z: Int
-    init(from decoder: any Decoder) throws {
-        var container = try decoder.unkeyedContainer()
-        x = try container.decode(Int.self)
-        y = try container.decode(Int.self)
-        z = try container.decode(Int.self)
-    }
-}
-
-struct Team: Decodable {
-    var name: String
-    var members: [User]
-    var lead: User?
-    var scores: [String: [Int]]
-}
-
-enum Shape: Decodable {
-    case circle(radius: Double)
-    case square(side: Double)
-}
-
 private func any(_ value: Any) -> SendableAny { SendableAny(value) }
 private let none = SendableAny(Optional<Any>.none as Any)
 

@@ -7,21 +7,6 @@ import Foundation
 import Testing
 @testable import DefaultsCoder
 
-enum Theme: String, Codable, Sendable {
-    case system, light, dark
-}
-
-enum Level: Int, Codable, Sendable {
-    case low = 1, high = 10
-}
-
-extension DefaultsKeys {
-    static let launchCount = DefaultsKey<Int>("launchCount", default: 0)
-    static let owner = DefaultsKey<User?>("owner")
-    static let theme = DefaultsKey<Theme>("app.appearance.theme", default: .system)
-    static let level = DefaultsKey<Level>("level", default: .low)
-}
-
 @Suite("DefaultsKey")
 struct DefaultsKeyTests {
 

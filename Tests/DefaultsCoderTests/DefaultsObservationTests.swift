@@ -12,11 +12,6 @@ import Foundation
 import Testing
 @testable import DefaultsCoder
 
-/// A value that is not `Equatable`: changes are found by the stored property list.
-struct Unequatable: Codable, Sendable {
-    var value: Int
-}
-
 @Suite("DefaultsObservation")
 struct DefaultsObservationTests {
 

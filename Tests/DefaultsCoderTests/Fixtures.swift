@@ -6,7 +6,7 @@
 //  models that read their properties through the doors Foundation's coders offer.
 //
 
-import DefaultsCoder
+@testable import DefaultsCoder
 import Foundation
 
 /// An enum with associated values.
@@ -139,3 +139,212 @@ public enum TrickyStrings {
         "42", "1.5", "hello", "https://fish.com/x", "/chips", "AQID",
     ]
 }
+
+// MARK: - Models the tests share
+
+struct User: Codable, Equatable {
+    var id: Int
+    var name: String
+}
+
+struct Food: RawRepresentable, Codable, Equatable {
+    var rawValue: String
+}
+
+enum Event: Codable, Equatable {
+    case tap(x: Int, y: Int)
+    case message(String)
+    case reset
+}
+
+class Animal: Codable {
+    var name: String
+    init(name: String) { self.name = name }
+}
+
+final class Dog: Animal {
+    var breed: String
+    init(name: String, breed: String) {
+        self.breed = breed
+        super.init(name: name)
+    }
+    private enum CodingKeys: String, CodingKey { case breed }
+    required init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        breed = try container.decode(String.self, forKey: .breed)
+        try super.init(from: container.superDecoder())
+    }
+    override func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(breed, forKey: .breed)
+        try super.encode(to: container.superEncoder())
+    }
+}
+
+/// Writes through every kind of keyed write: value, nil, nested containers, super encoder.
+struct EveryKeyedWrite: Encodable {
+    enum Keys: String, CodingKey { case firstValue, missingValue, nestedBox, nestedList, superKey }
+    enum Inner: String, CodingKey { case innerValue }
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(1, forKey: .firstValue)
+        try container.encodeNil(forKey: .missingValue)
+        var nested = container.nestedContainer(keyedBy: Inner.self, forKey: .nestedBox)
+        try nested.encode("x", forKey: .innerValue)
+        var list = container.nestedUnkeyedContainer(forKey: .nestedList)
+        try list.encode(true)
+        var superContainer = container.superEncoder(forKey: .superKey).container(keyedBy: Inner.self)
+        try superContainer.encode(2, forKey: .innerValue)
+    }
+}
+
+/// Requests two different containers for one value: a misuse that must throw, not trap.
+struct TwoContainers: Encodable {
+    func encode(to encoder: any Encoder) throws {
+        var single = encoder.singleValueContainer()
+        try single.encode(1)
+        var unkeyed = encoder.unkeyedContainer()
+        try unkeyed.encode(2)
+    }
+}
+
+struct Failing: Encodable {
+    struct Boom: Error {}
+    func encode(to encoder: any Encoder) throws { throw Boom() }
+}
+
+struct Dated: Codable, Equatable { var when: Date }
+
+enum Theme: String, Codable, Sendable {
+    case system, light, dark
+}
+
+enum Level: Int, Codable, Sendable {
+    case low = 1, high = 10
+}
+
+extension DefaultsKeys {
+    static let launchCount = DefaultsKey<Int>("launchCount", default: 0)
+    static let owner = DefaultsKey<User?>("owner")
+    static let theme = DefaultsKey<Theme>("app.appearance.theme", default: .system)
+    static let level = DefaultsKey<Level>("level", default: .low)
+}
+
+struct SnakeModel: Codable, Equatable {
+    var firstName: String
+    var homeURL: String
+}
+
+struct Bookmark: Codable, Equatable {
+    var title: String
+    var link: URL
+}
+
+struct Price: Codable, Equatable {
+    var amount: Decimal
+}
+
+/// A value that is not `Equatable`: changes are found by the stored property list.
+struct Unequatable: Codable, Sendable {
+    var value: Int
+}
+
+/// A singly linked chain of values, for nesting limits: `Link(length: 3)` encodes as
+/// `["next": ["next": [:]]]`.
+final class Link: Codable, Sendable {
+    let next: Link?
+
+    init(length: Int) {
+        var link: Link? = nil
+        for _ in 1..<length { link = Link(next: link) }
+        next = link
+    }
+
+    private init(next: Link?) { self.next = next }
+
+    var length: Int {
+        var count = 1
+        var link = next
+        while let current = link { count += 1; link = current.next }
+        return count
+    }
+
+    /// The tree `Link(length:)` encodes to, built without the encoder.
+    static func tree(length: Int) -> [String: Any] {
+        var tree: [String: Any] = [:]
+        for _ in 1..<length { tree = ["next": tree] }
+        return tree
+    }
+
+    /// The readable path of the link at `index` (0 is the top).
+    static func path(_ index: Int) -> String {
+        "SELF" + String(repeating: ".next", count: index)
+    }
+}
+
+/// Writes its value with `encodeNil(forKey:)` when it has none, as JSON-minded models do.
+struct ExplicitNull: Encodable {
+    var value: String?
+    enum CodingKeys: String, CodingKey { case nickname }
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        if let value { try container.encode(value, forKey: .nickname) } else { try container.encodeNil(forKey: .nickname) }
+    }
+}
+
+/// A class whose `encode(to:)` reaches itself through a reference cycle.
+final class Cyclic: Codable, @unchecked Sendable {
+    var next: Cyclic?
+    init() {}
+}
+
+/// Arrays of arrays around a string, read without `try?`, so that the first error is
+/// the one thrown.
+indirect enum StrictNest: Decodable, Sendable {
+    case leaf(String)
+    case branch([StrictNest])
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let string = try? container.decode(String.self) {
+            self = .leaf(string)
+        } else {
+            self = .branch(try container.decode([StrictNest].self))
+        }
+    }
+}
+
+/// A value whose `encode(to:)` encodes itself through a single value container: the
+/// path never grows, only the stack.
+struct SelfEncoding: Codable, Sendable {
+    init() {}
+    init(from decoder: any Decoder) throws { self = try decoder.singleValueContainer().decode(SelfEncoding.self) }
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(self)
+    }
+}
+
+/// Models for the rows.
+struct Point3: Decodable {
+    var x: Int, y: Int, z: Int
+    init(from decoder: any Decoder) throws {
+        var container = try decoder.unkeyedContainer()
+        x = try container.decode(Int.self)
+        y = try container.decode(Int.self)
+        z = try container.decode(Int.self)
+    }
+}
+
+struct Team: Decodable {
+    var name: String
+    var members: [User]
+    var lead: User?
+    var scores: [String: [Int]]
+}
+
+enum Shape: Decodable {
+    case circle(radius: Double)
+    case square(side: Double)
+}
+

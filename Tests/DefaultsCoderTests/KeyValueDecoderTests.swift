@@ -7,11 +7,6 @@ import Foundation
 import Testing
 @testable import DefaultsCoder
 
-struct SnakeModel: Codable, Equatable {
-    var firstName: String
-    var homeURL: String
-}
-
 @Suite("KeyValueDecoder")
 struct KeyValueDecoderTests {
 
@@ -157,26 +152,41 @@ struct KeyValueDecoderTests {
         #expect(throws: DecodingError.self) { try decoder.decode(Bool.self, from: "true") }
     }
 
-    @Test("date strategies")
-    func dateStrategies() throws {
-        var decoder = KeyValueDecoder()
-        let date = Date(timeIntervalSince1970: 1_000.25)
-        #expect(try decoder.decode(Date.self, from: date) == date)
-        #expect(try decoder.decode(Date.self, from: date.timeIntervalSinceReferenceDate) == date)
-        decoder.dateDecodingStrategy = .secondsSince1970
-        #expect(try decoder.decode(Date.self, from: 1_000.25) == date)
-        decoder.dateDecodingStrategy = .millisecondsSince1970
-        #expect(try decoder.decode(Date.self, from: 1_000_250) == date)
-        decoder.dateDecodingStrategy = .iso8601
-        #expect(try decoder.decode(Date.self, from: "1970-01-01T00:16:40Z") == Date(timeIntervalSince1970: 1_000))
-        #expect(try decoder.decode(Date.self, from: "1970-01-01T00:16:40.250Z") == date)
-        let bad = caught(DecodingError.self) { try decoder.decode([Date].self, from: ["yesterday"]) }
-        #expect(debugDescription(of: bad) == "Expected date string to be ISO8601-formatted at SELF[0]")
-        decoder.dateDecodingStrategy = .custom { value in
+    static let date = Date(timeIntervalSince1970: 1_000.25)
+
+    static let dateRows: [(KeyValueDecoder.DateDecodingStrategy, SendableAny, Date)] = [
+        (.date, SendableAny(date), date),
+        (.date, SendableAny(date.timeIntervalSinceReferenceDate), date),
+        (.secondsSince1970, SendableAny(1_000.25), date),
+        (.millisecondsSince1970, SendableAny(1_000_250), date),
+        (.iso8601, SendableAny("1970-01-01T00:16:40Z"), Date(timeIntervalSince1970: 1_000)),
+        (.iso8601, SendableAny("1970-01-01T00:16:40.250Z"), date),
+        (.iso8601(includingFractionalSeconds: true), SendableAny("1970-01-01T00:16:40.250Z"), date),
+        (.formatted(KeyValueEncoderTests.slashes), SendableAny("1970/01/01"), Date(timeIntervalSince1970: 0)),
+        (.custom { value in
             guard let days = value as? Int else { throw CocoaError(.coderInvalidValue) }
             return Date(timeIntervalSince1970: Double(days) * 86_400)
-        }
-        #expect(try decoder.decode(Date.self, from: 2) == Date(timeIntervalSince1970: 172_800))
+        }, SendableAny(2), Date(timeIntervalSince1970: 172_800)),
+    ]
+
+    @Test("date strategies", arguments: dateRows)
+    func dateStrategies(strategy: KeyValueDecoder.DateDecodingStrategy, tree: SendableAny, expected: Date) throws {
+        var decoder = KeyValueDecoder()
+        decoder.dateDecodingStrategy = strategy
+        #expect(try decoder.decode(Date.self, from: tree.value) == expected)
+        #expect(try decodeWith([tree.value], decoder: decoder) { decoder in
+            var container = try decoder.unkeyedContainer()
+            return try container.decode(Date.self)
+        } == expected)
+    }
+
+    @Test("date strategy errors name the path")
+    func dateErrors() throws {
+        var decoder = KeyValueDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        let bad = caught(DecodingError.self) { try decoder.decode([Date].self, from: ["yesterday"]) }
+        #expect(debugDescription(of: bad) == "Expected date string to be ISO8601-formatted at SELF[0]")
+        decoder.dateDecodingStrategy = .custom { _ in throw CocoaError(.coderInvalidValue) }
         let custom = caught(DecodingError.self) { try decoder.decode(Dated.self, from: ["when": "x"]) }
         #expect(debugDescription(of: custom) == "Custom strategy failed at SELF.when")
     }

@@ -7,79 +7,6 @@ import Foundation
 import Testing
 @testable import DefaultsCoder
 
-struct User: Codable, Equatable {
-    var id: Int
-    var name: String
-}
-
-struct Food: RawRepresentable, Codable, Equatable {
-    var rawValue: String
-}
-
-enum Event: Codable, Equatable {
-    case tap(x: Int, y: Int)
-    case message(String)
-    case reset
-}
-
-class Animal: Codable {
-    var name: String
-    init(name: String) { self.name = name }
-}
-
-final class Dog: Animal {
-    var breed: String
-    init(name: String, breed: String) {
-        self.breed = breed
-        super.init(name: name)
-    }
-    private enum CodingKeys: String, CodingKey { case breed }
-    required init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        breed = try container.decode(String.self, forKey: .breed)
-        try super.init(from: container.superDecoder())
-    }
-    override func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(breed, forKey: .breed)
-        try super.encode(to: container.superEncoder())
-    }
-}
-
-/// Writes through every kind of keyed write: value, nil, nested containers, super encoder.
-struct EveryKeyedWrite: Encodable {
-    enum Keys: String, CodingKey { case firstValue, missingValue, nestedBox, nestedList, superKey }
-    enum Inner: String, CodingKey { case innerValue }
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: Keys.self)
-        try container.encode(1, forKey: .firstValue)
-        try container.encodeNil(forKey: .missingValue)
-        var nested = container.nestedContainer(keyedBy: Inner.self, forKey: .nestedBox)
-        try nested.encode("x", forKey: .innerValue)
-        var list = container.nestedUnkeyedContainer(forKey: .nestedList)
-        try list.encode(true)
-        var superContainer = container.superEncoder(forKey: .superKey).container(keyedBy: Inner.self)
-        try superContainer.encode(2, forKey: .innerValue)
-    }
-}
-
-/// Requests two different containers for one value: a misuse that must throw, not trap.
-struct TwoContainers: Encodable {
-    func encode(to encoder: any Encoder) throws {
-        var single = encoder.singleValueContainer()
-        try single.encode(1)
-        var unkeyed = encoder.unkeyedContainer()
-        try unkeyed.encode(2)
-    }
-}
-
-struct Failing: Encodable {
-    struct Boom: Error {}
-    func encode(to encoder: any Encoder) throws { throw Boom() }
-}
-
-struct Dated: Codable, Equatable { var when: Date }
-
 @Suite("KeyValueEncoder")
 struct KeyValueEncoderTests {
 
@@ -172,45 +99,75 @@ struct KeyValueEncoderTests {
         try expectRoundTrip(Profile(name: "x", age: nil))
     }
 
-    @Test("date strategies")
-    func dateStrategies() throws {
-        let date = Date(timeIntervalSince1970: 1_000.25)
-        var encoder = KeyValueEncoder()
-        #expect(Tree(try encoder.encode(date)) == .date(date))
-        encoder.dateEncodingStrategy = .secondsSince1970
-        #expect(Tree(try encoder.encode(date)) == .double(1_000.25))
-        encoder.dateEncodingStrategy = .millisecondsSince1970
-        #expect(Tree(try encoder.encode(date)) == .double(1_000_250))
-        encoder.dateEncodingStrategy = .iso8601
-        #expect(Tree(try encoder.encode(date)) == .string("1970-01-01T00:16:40Z"))
-        encoder.dateEncodingStrategy = .iso8601(includingFractionalSeconds: true)
-        #expect(Tree(try encoder.encode(date)) == .string("1970-01-01T00:16:40.250Z"))
+    static let date = Date(timeIntervalSince1970: 1_000.25)
+
+    static let slashes: DateFormatter = {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")
         formatter.dateFormat = "yyyy/MM/dd"
-        encoder.dateEncodingStrategy = .formatted(formatter)
-        #expect(Tree(try encoder.encode(date)) == .string("1970/01/01"))
-        encoder.dateEncodingStrategy = .custom { "day \(Int($0.timeIntervalSince1970) / 86_400)" }
-        #expect(Tree(try encoder.encode(date)) == .string("day 0"))
+        return formatter
+    }()
+
+    static let dateRows: [(KeyValueEncoder.DateEncodingStrategy, Tree)] = [
+        (.date, .date(date)),
+        (.secondsSince1970, .double(1_000.25)),
+        (.millisecondsSince1970, .double(1_000_250)),
+        (.iso8601, .string("1970-01-01T00:16:40Z")),
+        (.iso8601(includingFractionalSeconds: true), .string("1970-01-01T00:16:40.250Z")),
+        (.formatted(slashes), .string("1970/01/01")),
+        (.custom { "day \(Int($0.timeIntervalSince1970) / 86_400)" }, .string("day 0")),
+    ]
+
+    @Test("date strategies", arguments: dateRows)
+    func dateStrategies(strategy: KeyValueEncoder.DateEncodingStrategy, expected: Tree) throws {
+        var encoder = KeyValueEncoder()
+        encoder.dateEncodingStrategy = strategy
+        #expect(Tree(try encoder.encode(Self.date)) == expected)
+        #expect(Tree(try encodeSingleValue(with: encoder) { try $0.encode(Self.date) }) == expected)
     }
 
-    @Test("url and data strategies")
-    func urlAndData() throws {
-        let url = URL(string: "https://fish.com/chips?x=1")!
-        var encoder = KeyValueEncoder()
-        #expect(Tree(try encoder.encode(url)) == .url(url))
-        encoder.urlEncodingStrategy = .absoluteString
-        #expect(Tree(try encoder.encode(url)) == .string("https://fish.com/chips?x=1"))
-        encoder.urlEncodingStrategy = .custom { $0.host ?? "" }
-        #expect(Tree(try encoder.encode(url)) == .string("fish.com"))
+    static let url = URL(string: "https://fish.com/chips?x=1")!
 
-        let data = Data("hi".utf8)
-        #expect(Tree(try encoder.encode(data)) == .data(data))
-        encoder.dataEncodingStrategy = .base64
-        #expect(Tree(try encoder.encode(data)) == .string("aGk="))
-        encoder.dataEncodingStrategy = .custom { $0.count }
-        #expect(Tree(try encoder.encode(data)) == .int(2))
+    static let urlRows: [(KeyValueEncoder.URLEncodingStrategy, Tree)] = [
+        (.url, .url(url)),
+        (.absoluteString, .string("https://fish.com/chips?x=1")),
+        (.custom { $0.host ?? "" }, .string("fish.com")),
+    ]
+
+    @Test("url strategies", arguments: urlRows)
+    func urlStrategies(strategy: KeyValueEncoder.URLEncodingStrategy, expected: Tree) throws {
+        var encoder = KeyValueEncoder()
+        encoder.urlEncodingStrategy = strategy
+        #expect(Tree(try encoder.encode(Self.url)) == expected)
+        #expect(Tree(try encodeUnkeyed(with: encoder) { try $0.encode(Self.url) }) == .array([expected]))
+    }
+
+    static let dataRows: [(KeyValueEncoder.DataEncodingStrategy, Tree)] = [
+        (.data, .data(Data("hi".utf8))),
+        (.base64, .string("aGk=")),
+        (.custom { $0.count }, .int(2)),
+    ]
+
+    @Test("data strategies", arguments: dataRows)
+    func dataStrategies(strategy: KeyValueEncoder.DataEncodingStrategy, expected: Tree) throws {
+        var encoder = KeyValueEncoder()
+        encoder.dataEncodingStrategy = strategy
+        #expect(Tree(try encoder.encode(Data("hi".utf8))) == expected)
+        #expect(Tree(try encodeKeyed(with: encoder) { container, _ in try container.encode(Data("hi".utf8), forKey: "d") }) == .dictionary(["d": expected]))
+    }
+
+    static let keyRows: [(KeyValueEncoder.KeyEncodingStrategy, String)] = [
+        (.useDefaultKeys, "myURLValue"),
+        (.convertToSnakeCase, "my_url_value"),
+        (.custom { KeyValueCodingKey(stringValue: $0.last!.stringValue.uppercased()) }, "MYURLVALUE"),
+    ]
+
+    @Test("key strategies", arguments: keyRows)
+    func keyStrategies(strategy: KeyValueEncoder.KeyEncodingStrategy, key: String) throws {
+        var encoder = KeyValueEncoder()
+        encoder.keyEncodingStrategy = strategy
+        #expect(Tree(try encodeKeyed(with: encoder) { container, _ in try container.encode(1, forKey: "myURLValue") }) == .dictionary([key: .int(1)]))
     }
 
     @Test("key strategies apply to values, nils, nested containers and super encoders")

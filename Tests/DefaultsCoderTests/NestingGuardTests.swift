@@ -30,39 +30,6 @@ enum Outcome: Sendable, Equatable {
     case error(String)
 }
 
-/// A class whose `encode(to:)` reaches itself through a reference cycle.
-final class Cyclic: Codable, @unchecked Sendable {
-    var next: Cyclic?
-    init() {}
-}
-
-/// Arrays of arrays around a string, read without `try?`, so that the first error is
-/// the one thrown.
-indirect enum StrictNest: Decodable, Sendable {
-    case leaf(String)
-    case branch([StrictNest])
-
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if let string = try? container.decode(String.self) {
-            self = .leaf(string)
-        } else {
-            self = .branch(try container.decode([StrictNest].self))
-        }
-    }
-}
-
-/// A value whose `encode(to:)` encodes itself through a single value container: the
-/// path never grows, only the stack.
-struct SelfEncoding: Codable, Sendable {
-    init() {}
-    init(from decoder: any Decoder) throws { self = try decoder.singleValueContainer().decode(SelfEncoding.self) }
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(self)
-    }
-}
-
 @Suite("NestingGuard")
 struct NestingGuardTests {
     static let smallStack = 512 * 1024

@@ -244,13 +244,3 @@ struct StoredFormTests {
         }
     }
 }
-
-/// Writes its value with `encodeNil(forKey:)` when it has none, as JSON-minded models do.
-struct ExplicitNull: Encodable {
-    var value: String?
-    enum CodingKeys: String, CodingKey { case nickname }
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        if let value { try container.encode(value, forKey: .nickname) } else { try container.encodeNil(forKey: .nickname) }
-    }
-}

@@ -106,9 +106,7 @@ final class TestSuite {
         let library = FileManager.default.urls(for: .libraryDirectory, in: .userDomainMask)[0]
         return library.appendingPathComponent("Preferences/\(name).plist")
         #else
-        let base = ProcessInfo.processInfo.environment["XDG_CONFIG_HOME"].map { URL(fileURLWithPath: $0) }
-            ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".config")
-        return base.appendingPathComponent("\(name).plist")
+        return SuiteFileCheck.configDirectory.appendingPathComponent("\(name).plist")
         #endif
     }
 
@@ -237,39 +235,6 @@ func caught<E: Error>(
     return nil
 }
 
-/// A singly linked chain of values, for nesting limits: `Link(length: 3)` encodes as
-/// `["next": ["next": [:]]]`.
-final class Link: Codable, Sendable {
-    let next: Link?
-
-    init(length: Int) {
-        var link: Link? = nil
-        for _ in 1..<length { link = Link(next: link) }
-        next = link
-    }
-
-    private init(next: Link?) { self.next = next }
-
-    var length: Int {
-        var count = 1
-        var link = next
-        while let current = link { count += 1; link = current.next }
-        return count
-    }
-
-    /// The tree `Link(length:)` encodes to, built without the encoder.
-    static func tree(length: Int) -> [String: Any] {
-        var tree: [String: Any] = [:]
-        for _ in 1..<length { tree = ["next": tree] }
-        return tree
-    }
-
-    /// The readable path of the link at `index` (0 is the top).
-    static func path(_ index: Int) -> String {
-        "SELF" + String(repeating: ".next", count: index)
-    }
-}
-
 /// Collects `DefaultsFailure` reports. Tests run in parallel and the handler is global,
 /// so it is installed once and each test reads the reports for its own (unique) keys.
 enum ReportedFailures {
@@ -340,4 +305,71 @@ func finishes(within seconds: Double = 10, _ body: @escaping @Sendable () -> Voi
         done.signal()
     }.start()
     return done.wait(timeout: .now() + seconds) == .success
+}
+
+// MARK: - Container-level helpers
+
+/// A key made from a string literal, for container-level tests.
+struct AnyKey: CodingKey, ExpressibleByStringLiteral, Hashable, Sendable {
+    let stringValue: String
+    let intValue: Int?
+    init(stringValue: String) { self.stringValue = stringValue; self.intValue = nil }
+    init(intValue: Int) { self.stringValue = String(intValue); self.intValue = intValue }
+    init(stringLiteral value: String) { self.init(stringValue: value) }
+}
+
+/// A value whose `encode(to:)` is the closure it holds.
+struct Writer: Encodable {
+    let write: (any Encoder) throws -> Void
+    func encode(to encoder: any Encoder) throws { try write(encoder) }
+}
+
+/// Encodes what `body` writes into a value's single value container, in the style of
+/// KeyValueCoder's tests: `try encodeSingleValue { try $0.encode(true) }`.
+func encodeSingleValue(with encoder: KeyValueEncoder = KeyValueEncoder(), _ body: @escaping (inout any SingleValueEncodingContainer) throws -> Void) throws -> Any? {
+    try encoder.encode(Writer { encoder in
+        var container = encoder.singleValueContainer()
+        try body(&container)
+    })
+}
+
+/// Encodes what `body` writes into a value's unkeyed container.
+func encodeUnkeyed(with encoder: KeyValueEncoder = KeyValueEncoder(), _ body: @escaping (inout any UnkeyedEncodingContainer) throws -> Void) throws -> Any? {
+    try encoder.encode(Writer { encoder in
+        var container = encoder.unkeyedContainer()
+        try body(&container)
+    })
+}
+
+/// Encodes what `body` writes into a value's keyed container, or does with its encoder.
+func encodeKeyed(with encoder: KeyValueEncoder = KeyValueEncoder(), _ body: @escaping (inout KeyedEncodingContainer<AnyKey>, any Encoder) throws -> Void) throws -> Any? {
+    try encoder.encode(Writer { encoder in
+        var container = encoder.container(keyedBy: AnyKey.self)
+        try body(&container, encoder)
+    })
+}
+
+/// A value whose `init(from:)` runs the closure found in the decoder's `userInfo`.
+struct Reader: Decodable {
+    static let key = CodingUserInfoKey(rawValue: "DefaultsCoderTests.Reader")!
+
+    /// The closure, `Sendable` for `userInfo`; the tests run it on the decoding thread only.
+    struct Body: @unchecked Sendable {
+        let read: (any Decoder) throws -> Any
+    }
+
+    let value: Any
+
+    init(from decoder: any Decoder) throws {
+        guard let body = decoder.userInfo[Self.key] as? Body else { throw CocoaError(.coderInvalidValue) }
+        value = try body.read(decoder)
+    }
+}
+
+/// Decodes `tree` by running `body` on the decoder, in the style of KeyValueCoder's
+/// tests: `try decodeWith(["a": 1]) { try $0.container(keyedBy: AnyKey.self).decode(Int.self, forKey: "a") }`.
+func decodeWith<T>(_ tree: Any, decoder: KeyValueDecoder = KeyValueDecoder(), _ body: @escaping (any Decoder) throws -> T) throws -> T {
+    var decoder = decoder
+    decoder.userInfo[Reader.key] = Reader.Body { try body($0) }
+    return try decoder.decode(Reader.self, from: tree).value as! T
 }

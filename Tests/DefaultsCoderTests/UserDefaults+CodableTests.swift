@@ -10,15 +10,6 @@ import Testing
 @testable import DefaultsCoder
 
 
-struct Bookmark: Codable, Equatable {
-    var title: String
-    var link: URL
-}
-
-struct Price: Codable, Equatable {
-    var amount: Decimal
-}
-
 @Suite("UserDefaults+Codable")
 struct UserDefaultsCodableTests {
 
