@@ -201,6 +201,57 @@ struct KeyValueEncoderTests {
         #expect(debugDescription(of: error) == "Invalid use of Encoder: an unkeyed container was requested after another container was used at SELF[0]")
     }
 
+    // MARK: Containers asked for twice
+
+    // Modelled on swift-foundation's JSONEncoderTests
+    // `testEncodingMultipleNestedContainersWithTheSameTopLevelKey`.
+    @Test("nested containers asked for twice at one key write into the same storage")
+    func mergedNestedContainers() throws {
+        let tree = try encodeKeyed { container, _ in
+            var first = container.nestedContainer(keyedBy: AnyKey.self, forKey: "container")
+            try first.encode("Test", forKey: "foo")
+            var second = container.nestedContainer(keyedBy: AnyKey.self, forKey: "container")
+            try second.encode("SecondAgain", forKey: "somethingElse")
+            var list = container.nestedUnkeyedContainer(forKey: "list")
+            try list.encode(1)
+            var again = container.nestedUnkeyedContainer(forKey: "list")
+            try again.encode(2)
+        }
+        #expect(Tree(tree) == .dictionary([
+            "container": .dictionary(["foo": .string("Test"), "somethingElse": .string("SecondAgain")]),
+            "list": .array([.int(1), .int(2)]),
+        ]))
+    }
+
+    @Test("a second keyed container at one level, and a super encoder asked for twice, keep everything")
+    func mergedContainers() throws {
+        let tree = try encodeKeyed { container, encoder in
+            try container.encode(1, forKey: "a")
+            var again = encoder.container(keyedBy: AnyKey.self)
+            try again.encode(2, forKey: "b")
+            var first = container.superEncoder(forKey: "parent").container(keyedBy: AnyKey.self)
+            try first.encode("x", forKey: "x")
+            var second = container.superEncoder(forKey: "parent").container(keyedBy: AnyKey.self)
+            try second.encode("y", forKey: "y")
+        }
+        #expect(Tree(tree) == .dictionary([
+            "a": .int(1), "b": .int(2), "parent": .dictionary(["x": .string("x"), "y": .string("y")]),
+        ]))
+    }
+
+    @Test("a keyed container where another kind of value already is throws instead of dropping data")
+    func conflictingContainers() throws {
+        let error = caught(EncodingError.self) {
+            try encodeKeyed { container, _ in
+                var list = container.nestedUnkeyedContainer(forKey: "k")
+                try list.encode(1)
+                _ = container.nestedContainer(keyedBy: AnyKey.self, forKey: "k")
+            }
+        }
+        #expect(debugDescription(of: error) == "Invalid use of Encoder: a keyed container was requested for a key that already holds another kind of value at SELF.k")
+        #expect(Tree(try encodeSingleValue { container in try container.encode(1) }) == .int(1))
+    }
+
     // MARK: The coder's own edges
 
     /// Two properties that snake case maps to one key.
