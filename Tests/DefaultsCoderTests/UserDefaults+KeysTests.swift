@@ -94,23 +94,6 @@ struct UserDefaultsKeysTests {
         #expect(throws: EncodingError.self) { try suite.defaults.set(Decimal.nan, for: key) }
     }
 
-    @Test("the default handler logs the first failure of each key and operation only")
-    func logOnce() {
-        let name = uniqueKey("logged")
-        var lines: [String] = []
-        let read = DefaultsFailure(key: name, operation: .read, error: DecodingError.mismatch(Int.self, found: .value(String.self), at: []))
-        let write = DefaultsFailure(key: name, operation: .write, error: EncodingError.invalid(0, "Cannot store", at: []))
-        DefaultsFailure.logOnce(read) { lines.append($0) }
-        DefaultsFailure.logOnce(read) { lines.append($0) }
-        DefaultsFailure.logOnce(write) { lines.append($0) }
-        #expect(lines == [
-            "DefaultsCoder: cannot read \"\(name)\", returning its default: Expected BinaryInteger at SELF, found String",
-            "DefaultsCoder: cannot store \"\(name)\", leaving it as it was: Cannot store at SELF",
-        ])
-    }
-
-    /// The registration domain is shared by every `UserDefaults` in the process, so this
-    /// test registers keys no other test uses.
     @Test("registered defaults are visible to every reader, in the native form")
     func registration() throws {
         let suite = TestSuite()
