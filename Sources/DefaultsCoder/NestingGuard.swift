@@ -77,10 +77,12 @@ enum ThreadStack {
     /// stack, at least 64 KiB and at most 256 KiB. The reserve covers one more level of
     /// a large `encode(to:)` in a debug build, and what Foundation needs at the leaves.
     static func isNearlyExhausted() -> Bool {
-        guard let threshold = threshold() else { return false }
+        guard let (threshold, top) = limits() else { return false }
         var marker: UInt8 = 0
         let here = withUnsafeMutablePointer(to: &marker) { UInt(bitPattern: $0) }
-        return here < threshold
+        // A local outside the stack (AddressSanitizer can keep frames on a heap of its
+        // own) says nothing about the stack: do not guess.
+        return here < threshold && here > threshold &- 256 * 1024 && here < top
     }
 
     /// The lowest address of this thread's stack and its size, or `nil` when the
@@ -105,32 +107,38 @@ enum ThreadStack {
         #endif
     }
 
-    /// The address below which the stack counts as nearly exhausted, looked up once per
-    /// thread: on Linux the main thread's bounds come from `/proc/self/maps`.
-    private static func threshold() -> UInt? {
+    /// The address below which the stack counts as nearly exhausted, and the top of the
+    /// stack, looked up once per thread: on Linux the main thread's bounds come from
+    /// reading `/proc/self/maps`.
+    private static func limits() -> (threshold: UInt, top: UInt)? {
         #if canImport(Darwin) || canImport(Glibc) || canImport(Musl)
-        // The thread-specific value is the threshold itself; 1 means "not known".
-        if let cached = pthread_getspecific(cacheKey) {
-            let value = UInt(bitPattern: cached)
-            return value == 1 ? nil : value
+        // The thread-specific values are the addresses themselves; 1 means "not known".
+        if let cached = pthread_getspecific(thresholdKey) {
+            let threshold = UInt(bitPattern: cached)
+            guard threshold != 1, let top = pthread_getspecific(topKey) else { return nil }
+            return (threshold, UInt(bitPattern: top))
         }
-        var threshold: UInt = 1
+        var limits: (threshold: UInt, top: UInt)?
         if let bounds = bounds() {
-            threshold = bounds.lowest &+ Swift.min(Swift.max(bounds.size / 4, 64 * 1024), 256 * 1024)
+            limits = (bounds.lowest &+ Swift.min(Swift.max(bounds.size / 4, 64 * 1024), 256 * 1024), bounds.lowest &+ bounds.size)
         }
-        pthread_setspecific(cacheKey, UnsafeRawPointer(bitPattern: threshold))
-        return threshold == 1 ? nil : threshold
+        pthread_setspecific(thresholdKey, UnsafeRawPointer(bitPattern: limits?.threshold ?? 1))
+        pthread_setspecific(topKey, UnsafeRawPointer(bitPattern: limits?.top ?? 1))
+        return limits
         #else
         return nil
         #endif
     }
 
     #if canImport(Darwin) || canImport(Glibc) || canImport(Musl)
-    private static let cacheKey: pthread_key_t = {
+    private static let thresholdKey = makeKey()
+    private static let topKey = makeKey()
+
+    private static func makeKey() -> pthread_key_t {
         var key = pthread_key_t()
         pthread_key_create(&key, nil)
         return key
-    }()
+    }
     #endif
 }
 
