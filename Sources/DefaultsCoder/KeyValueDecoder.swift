@@ -62,7 +62,7 @@ public struct KeyValueDecoder: Sendable {
     }
 
     /// Decodes `type` from `value` read in `form`.
-    func decode<T: Decodable, Form: DecodingForm>(_ type: T.Type, from value: Any, form: Form) throws -> T {
+    func decode<T: Decodable>(_ type: T.Type, from value: Any, form: any DecodingForm) throws -> T {
         // An `Any?` passed as `Any` arrives wrapped: unwrap it once here so the fast
         // paths below see the tree itself.
         let value = flattenOptional(value) ?? value
@@ -162,9 +162,9 @@ enum UnwrappedValue {
 /// The one object that decodes a whole tree: it saves and restores the current value and
 /// its path around each nested value instead of making a decoder per value. It is also
 /// its own single value container.
-final class DecoderImpl<Form: DecodingForm>: Decoder, SingleValueDecodingContainer {
+final class DecoderImpl: Decoder, SingleValueDecodingContainer {
     let options: KeyValueDecoder
-    let form: Form
+    let form: any DecodingForm
     let userInfo: [CodingUserInfoKey: Any]
 
     // Written for every nested value, by the one thread running the decode only, so
@@ -177,7 +177,7 @@ final class DecoderImpl<Form: DecodingForm>: Decoder, SingleValueDecodingContain
     @exclusivity(unchecked) private var value: Any
     @exclusivity(unchecked) private var nesting = NestingGuard()
 
-    init(options: KeyValueDecoder, form: Form, value: Any, parent: CodingPathNode?, step: PathStep?) {
+    init(options: KeyValueDecoder, form: any DecodingForm, value: Any, parent: CodingPathNode?, step: PathStep?) {
         self.options = options
         self.form = form
         self.userInfo = codingUserInfo(options.userInfo)
@@ -203,7 +203,7 @@ final class DecoderImpl<Form: DecodingForm>: Decoder, SingleValueDecodingContain
         let node = CodingPathNode.appending(step, to: parent)
         try checkContainerDepth(node)
         let dictionary = try unboxDictionary(value, parent: parent, step: step, node: node)
-        return KeyedDecodingContainer(KeyedContainer<Key, Form>(decoder: self, dictionary: dictionary, node: node))
+        return KeyedDecodingContainer(KeyedContainer<Key>(decoder: self, dictionary: dictionary, node: node))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -259,7 +259,7 @@ final class DecoderImpl<Form: DecodingForm>: Decoder, SingleValueDecodingContain
         if T.self == URL.self, let url = try unboxURL(value, parent: parent, step: step()) { return url as! T }
         if T.self == Data.self, let data = try unboxData(value, parent: parent, step: step()) { return data as! T }
         if T.self == Decimal.self { return try unboxDecimal(value, parent: parent, step: step()) as! T }
-        if Form.unwrapsOptionals, let optional = type as? any UnwrappableOptional.Type {
+        if form.unwrapsOptionals, let optional = type as? any UnwrappableOptional.Type {
             return try optional.unbox(form.unwrap(value), decoder: self, parent: parent, step: step()) as! T
         }
         return try decodeWithSelf(value, as: type, parent: parent, step: step())
@@ -463,7 +463,7 @@ final class DecoderImpl<Form: DecodingForm>: Decoder, SingleValueDecodingContain
     }
 
     /// A decoder of its own for `superDecoder()`, since the caller may keep it.
-    func makeSuperDecoder(value: Any, at node: CodingPathNode?, step: PathStep) -> DecoderImpl<Form> {
+    func makeSuperDecoder(value: Any, at node: CodingPathNode?, step: PathStep) -> DecoderImpl {
         let decoder = DecoderImpl(options: options, form: form, value: value, parent: node, step: step)
         decoder.nesting = nesting
         return decoder
@@ -474,19 +474,19 @@ final class DecoderImpl<Form: DecodingForm>: Decoder, SingleValueDecodingContain
 
 /// Lets a form that writes `Optional` values itself read each level of a nested optional.
 protocol UnwrappableOptional {
-    static func unbox<Form: DecodingForm>(_ unwrapped: UnwrappedValue, decoder: DecoderImpl<Form>, parent: CodingPathNode?, step: PathStep?) throws -> Self
+    static func unbox(_ unwrapped: UnwrappedValue, decoder: DecoderImpl, parent: CodingPathNode?, step: PathStep?) throws -> Self
 }
 
 extension Optional: UnwrappableOptional where Wrapped: Decodable {
-    static func unbox<Form: DecodingForm>(_ unwrapped: UnwrappedValue, decoder: DecoderImpl<Form>, parent: CodingPathNode?, step: PathStep?) throws -> Self {
+    static func unbox(_ unwrapped: UnwrappedValue, decoder: DecoderImpl, parent: CodingPathNode?, step: PathStep?) throws -> Self {
         try decoder.unboxWrapped(unwrapped, as: Wrapped.self, parent: parent, step: step)
     }
 }
 
 // MARK: - Containers
 
-private struct KeyedContainer<Key: CodingKey, Form: DecodingForm>: KeyedDecodingContainerProtocol {
-    let decoder: DecoderImpl<Form>
+private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    let decoder: DecoderImpl
     let dictionary: [String: Any]
     /// The path of the value this container reads.
     let node: CodingPathNode?
@@ -542,7 +542,7 @@ private struct KeyedContainer<Key: CodingKey, Form: DecodingForm>: KeyedDecoding
         let nestedNode = CodingPathNode(parent: node, step: .key(key))
         try decoder.checkContainerDepth(nestedNode)
         let nested = try decoder.unboxDictionary(value, parent: node, step: .key(key), node: nestedNode)
-        return KeyedDecodingContainer(KeyedContainer<NestedKey, Form>(decoder: decoder, dictionary: nested, node: nestedNode))
+        return KeyedDecodingContainer(KeyedContainer<NestedKey>(decoder: decoder, dictionary: nested, node: nestedNode))
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
@@ -568,14 +568,14 @@ private struct KeyedContainer<Key: CodingKey, Form: DecodingForm>: KeyedDecoding
     }
 }
 
-private struct UnkeyedContainer<Form: DecodingForm>: UnkeyedDecodingContainer {
-    let decoder: DecoderImpl<Form>
+private struct UnkeyedContainer: UnkeyedDecodingContainer {
+    let decoder: DecoderImpl
     let array: [Any]
     /// The path of the value this container reads.
     let node: CodingPathNode?
     private(set) var currentIndex = 0
 
-    init(decoder: DecoderImpl<Form>, array: [Any], node: CodingPathNode?) {
+    init(decoder: DecoderImpl, array: [Any], node: CodingPathNode?) {
         self.decoder = decoder
         self.array = array
         self.node = node
@@ -587,7 +587,7 @@ private struct UnkeyedContainer<Form: DecodingForm>: UnkeyedDecodingContainer {
 
     /// Decodes the next element; the index moves on only when that succeeds.
     @inline(__always)
-    private mutating func next<R>(_ type: Any.Type, _ body: (DecoderImpl<Form>, Any, CodingPathNode?, PathStep) throws -> R) throws -> R {
+    private mutating func next<R>(_ type: Any.Type, _ body: (DecoderImpl, Any, CodingPathNode?, PathStep) throws -> R) throws -> R {
         let step = PathStep.index(currentIndex)
         guard currentIndex < array.count else {
             throw DecodingError.mismatch(type, found: .endOfArray, at: decoder.path(node, step))
@@ -652,7 +652,7 @@ private struct UnkeyedContainer<Form: DecodingForm>: UnkeyedDecodingContainer {
         let nested = try next([String: Any].self) { decoder, value, node, step in
             try decoder.unboxDictionary(value, parent: node, step: step, node: nestedNode)
         }
-        return KeyedDecodingContainer(KeyedContainer<NestedKey, Form>(decoder: decoder, dictionary: nested, node: nestedNode))
+        return KeyedDecodingContainer(KeyedContainer<NestedKey>(decoder: decoder, dictionary: nested, node: nestedNode))
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {

@@ -65,7 +65,7 @@ public struct KeyValueEncoder: Sendable {
     }
 
     /// Encodes `value` in `form`; `nil` when it encoded `nil`.
-    func encode<T: Encodable, Form: EncodingForm>(_ value: T, form: Form) throws -> Any? {
+    func encode<T: Encodable>(_ value: T, form: any EncodingForm) throws -> Any? {
         try EncoderImpl(options: self, form: form, parent: nil, step: nil).box(value, parent: nil, step: nil)
     }
 }
@@ -171,25 +171,25 @@ struct NSNullPlaceholder: Sendable {}
 // MARK: - Encoder
 
 /// What the value being encoded has written so far.
-private enum Slot<Form: EncodingForm> {
+private enum Slot {
     case empty
     case value(Any?)
-    case keyed(KeyedStorage<Form>)
-    case unkeyed(UnkeyedStorage<Form>)
+    case keyed(KeyedStorage)
+    case unkeyed(UnkeyedStorage)
 }
 
 /// A value that is complete only when its parent is flattened: a nested container or a
 /// super encoder, which the caller may go on writing to after the call that made it.
-private enum Pending<Form: EncodingForm> {
-    case keyed(KeyedStorage<Form>)
-    case unkeyed(UnkeyedStorage<Form>)
-    case encoder(EncoderImpl<Form>)
+private enum Pending {
+    case keyed(KeyedStorage)
+    case unkeyed(UnkeyedStorage)
+    case encoder(EncoderImpl)
 }
 
 /// The contents of a keyed container. Reused from a pool once flattened.
-private final class KeyedStorage<Form: EncodingForm> {
+private final class KeyedStorage {
     @exclusivity(unchecked) var dictionary: [String: Any] = [:]
-    @exclusivity(unchecked) var pending: [String: Pending<Form>] = [:]
+    @exclusivity(unchecked) var pending: [String: Pending] = [:]
     /// The coding key each dictionary key came from, when a key strategy converts
     /// them: two keys that become one would otherwise lose a value.
     var sourceKeys: [String: String] = [:]
@@ -209,7 +209,7 @@ private final class KeyedStorage<Form: EncodingForm> {
         if self.error == nil { self.error = error() }
     }
 
-    func finish(_ encoder: EncoderImpl<Form>) throws -> [String: Any] {
+    func finish(_ encoder: EncoderImpl) throws -> [String: Any] {
         if let error {
             self.error = nil
             throw error
@@ -230,10 +230,10 @@ private final class KeyedStorage<Form: EncodingForm> {
 }
 
 /// The contents of an unkeyed container. Reused from a pool once flattened.
-private final class UnkeyedStorage<Form: EncodingForm> {
+private final class UnkeyedStorage {
     @exclusivity(unchecked) var array: [Any] = []
     /// Nested containers and super encoders, by their place in `array`.
-    @exclusivity(unchecked) var pending: [(position: Int, item: Pending<Form>)] = []
+    @exclusivity(unchecked) var pending: [(position: Int, item: Pending)] = []
     /// How many values were encoded, including any that a nil strategy left out.
     var count = 0
     var error: EncodingError?
@@ -250,7 +250,7 @@ private final class UnkeyedStorage<Form: EncodingForm> {
         if self.error == nil { self.error = error() }
     }
 
-    func finish(_ encoder: EncoderImpl<Form>) throws -> [Any] {
+    func finish(_ encoder: EncoderImpl) throws -> [Any] {
         if let error {
             self.error = nil
             throw error
@@ -278,10 +278,12 @@ private final class UnkeyedStorage<Form: EncodingForm> {
 
 /// The one object that encodes a whole tree: it saves and restores the path and slot of
 /// the current value around each nested value instead of making an encoder per value.
-final class EncoderImpl<Form: EncodingForm>: Encoder, SingleValueEncodingContainer {
+final class EncoderImpl: Encoder, SingleValueEncodingContainer {
     let options: KeyValueEncoder
-    let form: Form
+    let form: any EncodingForm
     let userInfo: [CodingUserInfoKey: Any]
+    /// Whether a coding key's `stringValue` is the dictionary key, with nothing to check.
+    let usesKeysAsTheyAre: Bool
 
     // The state below is written several times per value; it is only ever touched by
     // the thread running the encode, so runtime exclusivity checks are switched off.
@@ -291,18 +293,23 @@ final class EncoderImpl<Form: EncodingForm>: Encoder, SingleValueEncodingContain
     /// The value's step below `parent`, or `nil` when it is the same value (the root, or
     /// a value encoded through a single value container).
     @exclusivity(unchecked) private var step: PathStep?
-    @exclusivity(unchecked) private var slot: Slot<Form> = .empty
+    @exclusivity(unchecked) private var slot: Slot = .empty
     /// A misuse of this value's encoder (a second kind of container, a container too
     /// deep), thrown as soon as its `encode(to:)` returns: the protocol gives those
     /// calls no way to throw.
     @exclusivity(unchecked) private var misuse: String?
     @exclusivity(unchecked) private var nesting = NestingGuard()
-    @exclusivity(unchecked) private var keyedPool: [KeyedStorage<Form>] = []
-    @exclusivity(unchecked) private var unkeyedPool: [UnkeyedStorage<Form>] = []
+    @exclusivity(unchecked) private var keyedPool: [KeyedStorage] = []
+    @exclusivity(unchecked) private var unkeyedPool: [UnkeyedStorage] = []
 
-    init(options: KeyValueEncoder, form: Form, parent: CodingPathNode?, step: PathStep?) {
+    init(options: KeyValueEncoder, form: any EncodingForm, parent: CodingPathNode?, step: PathStep?) {
         self.options = options
         self.form = form
+        if case .useDefaultKeys = options.keyEncodingStrategy {
+            usesKeysAsTheyAre = !form.checksKeys
+        } else {
+            usesKeysAsTheyAre = false
+        }
         self.userInfo = codingUserInfo(options.userInfo)
         self.parent = parent
         self.step = step
@@ -319,7 +326,7 @@ final class EncoderImpl<Form: EncodingForm>: Encoder, SingleValueEncodingContain
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         let node = CodingPathNode.appending(step, to: parent)
-        let storage: KeyedStorage<Form>
+        let storage: KeyedStorage
         switch slot {
         case .keyed(let existing):
             storage = existing
@@ -332,12 +339,12 @@ final class EncoderImpl<Form: EncodingForm>: Encoder, SingleValueEncodingContain
             storage = KeyedStorage()
             misuse = misuse ?? "Invalid use of Encoder: a keyed container was requested after another container was used"
         }
-        return KeyedEncodingContainer(KeyedContainer<Key, Form>(encoder: self, storage: storage, node: node))
+        return KeyedEncodingContainer(KeyedContainer<Key>(encoder: self, storage: storage, node: node))
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
         let node = CodingPathNode.appending(step, to: parent)
-        let storage: UnkeyedStorage<Form>
+        let storage: UnkeyedStorage
         switch slot {
         case .unkeyed(let existing):
             storage = existing
@@ -417,7 +424,7 @@ final class EncoderImpl<Form: EncodingForm>: Encoder, SingleValueEncodingContain
             let step = step()
             return try form.decimal(value as! Decimal) { path(parent, step) }
         }
-        if Form.wrapsOptionals, let optional = value as? any WrappableOptional {
+        if form.wrapsOptionals, let optional = value as? any WrappableOptional {
             return try optional.box(into: self, parent: parent, step: step())
         }
         return try boxEncodable(value, parent: parent, step: step())
@@ -464,7 +471,7 @@ final class EncoderImpl<Form: EncodingForm>: Encoder, SingleValueEncodingContain
     }
 
     /// The tree of a nested container or super encoder, once its parent is complete.
-    fileprivate func resolve(_ item: Pending<Form>) throws -> Any? {
+    fileprivate func resolve(_ item: Pending) throws -> Any? {
         switch item {
         case .keyed(let storage):
             return try storage.finish(self)
@@ -534,7 +541,7 @@ final class EncoderImpl<Form: EncodingForm>: Encoder, SingleValueEncodingContain
 
     /// The dictionary key for `key` in the container at `node`: the one place the key
     /// strategy is applied. Returns the problem instead when the key cannot be written.
-    fileprivate func dictionaryKey(_ key: some CodingKey, in storage: KeyedStorage<Form>, at node: CodingPathNode?) -> (String, EncodingError?) {
+    fileprivate func dictionaryKey(_ key: some CodingKey, in storage: KeyedStorage, at node: CodingPathNode?) -> (String, EncodingError?) {
         let name: String
         switch options.keyEncodingStrategy {
         case .useDefaultKeys:
@@ -559,7 +566,7 @@ final class EncoderImpl<Form: EncodingForm>: Encoder, SingleValueEncodingContain
 
     /// A super encoder for the value `step` below the container at `node`, starting from
     /// what is already there (`existing`), as Foundation's coders merge into it.
-    fileprivate func makeSuperEncoder(at node: CodingPathNode?, step: PathStep, existing: Any?) -> EncoderImpl<Form> {
+    fileprivate func makeSuperEncoder(at node: CodingPathNode?, step: PathStep, existing: Any?) -> EncoderImpl {
         let encoder = EncoderImpl(options: options, form: form, parent: node, step: step)
         encoder.nesting = nesting
         if let existing {
@@ -579,11 +586,11 @@ final class EncoderImpl<Form: EncodingForm>: Encoder, SingleValueEncodingContain
 
 /// Lets a form that writes `Optional` values itself see each level of a nested optional.
 protocol WrappableOptional {
-    func box<Form: EncodingForm>(into encoder: EncoderImpl<Form>, parent: CodingPathNode?, step: PathStep?) throws -> Any
+    func box(into encoder: EncoderImpl, parent: CodingPathNode?, step: PathStep?) throws -> Any
 }
 
 extension Optional: WrappableOptional where Wrapped: Encodable {
-    func box<Form: EncodingForm>(into encoder: EncoderImpl<Form>, parent: CodingPathNode?, step: PathStep?) throws -> Any {
+    func box(into encoder: EncoderImpl, parent: CodingPathNode?, step: PathStep?) throws -> Any {
         guard let wrapped = self else { return encoder.form.none }
         return encoder.form.wrapSome(try encoder.box(wrapped, parent: parent, step: step))
     }
@@ -591,16 +598,15 @@ extension Optional: WrappableOptional where Wrapped: Encodable {
 
 /// What `nestedStorage(_:for:)` needs of the two kinds of container storage.
 private protocol NestedStorage: AnyObject {
-    associatedtype Form: EncodingForm
     /// `a keyed container`, for messages.
     static var kind: String { get }
     init()
     /// Storage holding `value`, when it is a finished container of this kind.
     static func merging(_ value: Any) -> Self?
     /// The storage inside `pending`, when it is of this kind.
-    static func existing(in pending: Pending<Form>) -> Self?
+    static func existing(in pending: Pending) -> Self?
     /// This storage as a pending item of its parent.
-    var asPending: Pending<Form> { get }
+    var asPending: Pending { get }
 }
 
 extension KeyedStorage: NestedStorage {
@@ -609,11 +615,11 @@ extension KeyedStorage: NestedStorage {
         guard let dictionary = value as? [String: Any] else { return nil }
         return Self(merging: dictionary)
     }
-    static func existing(in pending: Pending<Form>) -> Self? {
+    static func existing(in pending: Pending) -> Self? {
         guard case .keyed(let storage) = pending else { return nil }
         return storage as? Self
     }
-    var asPending: Pending<Form> { .keyed(self) }
+    var asPending: Pending { .keyed(self) }
 }
 
 extension UnkeyedStorage: NestedStorage {
@@ -622,18 +628,18 @@ extension UnkeyedStorage: NestedStorage {
         guard let array = value as? [Any] else { return nil }
         return Self(merging: array)
     }
-    static func existing(in pending: Pending<Form>) -> Self? {
+    static func existing(in pending: Pending) -> Self? {
         guard case .unkeyed(let storage) = pending else { return nil }
         return storage as? Self
     }
-    var asPending: Pending<Form> { .unkeyed(self) }
+    var asPending: Pending { .unkeyed(self) }
 }
 
 // MARK: - Containers
 
-private struct KeyedContainer<Key: CodingKey, Form: EncodingForm>: KeyedEncodingContainerProtocol {
-    let encoder: EncoderImpl<Form>
-    let storage: KeyedStorage<Form>
+private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
+    let encoder: EncoderImpl
+    let storage: KeyedStorage
     /// The path of the value this container belongs to.
     let node: CodingPathNode?
 
@@ -642,7 +648,7 @@ private struct KeyedContainer<Key: CodingKey, Form: EncodingForm>: KeyedEncoding
     /// The dictionary key for `key`, or the error that it cannot be written.
     @inline(__always)
     private func name(_ key: Key) throws -> String {
-        if case .useDefaultKeys = encoder.options.keyEncodingStrategy, Form.self == PlainEncodingForm.self {
+        if encoder.usesKeysAsTheyAre {
             return key.stringValue
         }
         let (name, problem) = encoder.dictionaryKey(key, in: storage, at: node)
@@ -698,7 +704,7 @@ private struct KeyedContainer<Key: CodingKey, Form: EncodingForm>: KeyedEncoding
     // `nil` (a JSON-like `.null`) is told apart from an absent one.
     mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws {
         guard let value else { return }
-        if Form.wrapsOptionals {
+        if encoder.form.wrapsOptionals {
             try encode(Optional(value), forKey: key)
         } else {
             try encode(value, forKey: key)
@@ -706,12 +712,12 @@ private struct KeyedContainer<Key: CodingKey, Form: EncodingForm>: KeyedEncoding
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
-        let (nested, nestedNode) = nestedStorage(KeyedStorage<Form>.self, for: key)
-        return KeyedEncodingContainer(KeyedContainer<NestedKey, Form>(encoder: encoder, storage: nested, node: nestedNode))
+        let (nested, nestedNode) = nestedStorage(KeyedStorage.self, for: key)
+        return KeyedEncodingContainer(KeyedContainer<NestedKey>(encoder: encoder, storage: nested, node: nestedNode))
     }
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
-        let (nested, nestedNode) = nestedStorage(UnkeyedStorage<Form>.self, for: key)
+        let (nested, nestedNode) = nestedStorage(UnkeyedStorage.self, for: key)
         return UnkeyedContainer(encoder: encoder, storage: nested, node: nestedNode)
     }
 
@@ -719,7 +725,7 @@ private struct KeyedContainer<Key: CodingKey, Form: EncodingForm>: KeyedEncoding
     /// pending container of the same kind asked for before, or one holding what is
     /// already there (a finished dictionary or array), or a new one. A key that holds
     /// another kind of value, or a container too deep, is recorded as a problem.
-    private func nestedStorage<Storage: NestedStorage>(_: Storage.Type, for key: Key) -> (Storage, CodingPathNode) where Storage.Form == Form {
+    private func nestedStorage<Storage: NestedStorage>(_: Storage.Type, for key: Key) -> (Storage, CodingPathNode) {
         let kind = Storage.kind
         let name = nameRecordingProblem(key)
         let nestedNode = CodingPathNode(parent: node, step: .key(key))
@@ -773,9 +779,9 @@ private struct KeyedContainer<Key: CodingKey, Form: EncodingForm>: KeyedEncoding
     }
 }
 
-private struct UnkeyedContainer<Form: EncodingForm>: UnkeyedEncodingContainer {
-    let encoder: EncoderImpl<Form>
-    let storage: UnkeyedStorage<Form>
+private struct UnkeyedContainer: UnkeyedEncodingContainer {
+    let encoder: EncoderImpl
+    let storage: UnkeyedStorage
     /// The path of the value this container belongs to.
     let node: CodingPathNode?
 
@@ -817,24 +823,24 @@ private struct UnkeyedContainer<Form: EncodingForm>: UnkeyedEncodingContainer {
     }
 
     /// Adds `item` at the next place; it is written when the parent is flattened.
-    private func appendPending(_ item: Pending<Form>) {
+    private func appendPending(_ item: Pending) {
         storage.pending.append((storage.array.count, item))
         append(Optional<Any>.none as Any)
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
         let nestedNode = CodingPathNode(parent: node, step: .index(storage.count))
-        let nested = KeyedStorage<Form>()
+        let nested = KeyedStorage()
         if !encoder.allowsNesting(below: node) {
             storage.record(.invalid(storage.count, encoder.form.depthProblem, at: nestedNode.codingPathArray))
         }
         appendPending(.keyed(nested))
-        return KeyedEncodingContainer(KeyedContainer<NestedKey, Form>(encoder: encoder, storage: nested, node: nestedNode))
+        return KeyedEncodingContainer(KeyedContainer<NestedKey>(encoder: encoder, storage: nested, node: nestedNode))
     }
 
     mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
         let nestedNode = CodingPathNode(parent: node, step: .index(storage.count))
-        let nested = UnkeyedStorage<Form>()
+        let nested = UnkeyedStorage()
         if !encoder.allowsNesting(below: node) {
             storage.record(.invalid(storage.count, encoder.form.depthProblem, at: nestedNode.codingPathArray))
         }

@@ -135,7 +135,8 @@ enum StoredForm {
 /// Writes values in the stored form.
 struct StoredEncodingForm: EncodingForm {
     var null: Any? { StoredForm.null }
-    static var wrapsOptionals: Bool { true }
+    var wrapsOptionals: Bool { true }
+    var checksKeys: Bool { true }
     var none: Any { StoredForm.none }
     var containerDepthLimit: Int { StoredForm.containerDepthLimit }
     var depthProblem: String {
@@ -270,7 +271,7 @@ struct StoredDecodingForm: DecodingForm {
         return StoredForm.nilMarker(value) != nil
     }
 
-    static var unwrapsOptionals: Bool { true }
+    var unwrapsOptionals: Bool { true }
 
     func unwrap(_ value: Any) -> UnwrappedValue {
         guard let value = flattenOptional(value) else { return .none }

@@ -3,9 +3,10 @@
 //  DefaultsCoder
 //
 //  The points at which the coders ask how a value is written into, or read from, a tree.
-//  The coders are generic over the form: `PlainForm` is the `Any` tree as the strategies
-//  describe it, `StoredForm` (in `StoredForm.swift`) is what `UserDefaults` keeps. With
-//  the form a type parameter, the plain coders compile to code that never asks.
+//  The plain forms here are the `Any` tree as the strategies describe it; the stored
+//  forms (in `StoredForm.swift`) are what `UserDefaults` keeps. The coders hold a form as
+//  an existential rather than a type parameter: generic coders paid for the runtime's
+//  metadata look-ups of every generic container type on every value.
 //
 
 import Foundation
@@ -16,7 +17,9 @@ protocol EncodingForm {
     var null: Any? { get }
     /// Whether `Optional` values are written by `wrapSome(_:)`/`none` rather than by
     /// their own `encode(to:)`, which cannot tell `.some(nil)` from `nil`.
-    static var wrapsOptionals: Bool { get }
+    var wrapsOptionals: Bool { get }
+    /// Whether dictionary keys are checked with `problem(withKey:)`.
+    var checksKeys: Bool { get }
     /// The value written for `Optional.none`, when `wrapsOptionals`.
     var none: Any { get }
     /// The value written for `Optional.some(wrapped)`, given the tree of `wrapped`
@@ -48,7 +51,7 @@ protocol DecodingForm {
     func isNull(_ value: Any) -> Bool
     /// Whether `Optional` values are read by `unwrap(_:)` rather than by their own
     /// `init(from:)`.
-    static var unwrapsOptionals: Bool { get }
+    var unwrapsOptionals: Bool { get }
     /// What a value read as an `Optional` (or with `decodeIfPresent`) holds.
     func unwrap(_ value: Any) -> UnwrappedValue
     /// The string `value` stands for, or `nil` when it is not a string.
@@ -81,7 +84,8 @@ struct PlainEncodingForm: EncodingForm {
         }
     }
 
-    static var wrapsOptionals: Bool { false }
+    var wrapsOptionals: Bool { false }
+    var checksKeys: Bool { false }
     var none: Any { Optional<Any>.none as Any }
     func wrapSome(_ wrapped: Any?) -> Any { wrapped as Any }
     var containerDepthLimit: Int { NestingGuard.maximumContainers }
@@ -103,7 +107,7 @@ struct PlainDecodingForm: DecodingForm {
     let nilStrategy: KeyValueDecoder.NilDecodingStrategy
 
     @inline(__always) func isNull(_ value: Any) -> Bool { nilStrategy.isNull(value) }
-    static var unwrapsOptionals: Bool { false }
+    var unwrapsOptionals: Bool { false }
     func unwrap(_ value: Any) -> UnwrappedValue { isNull(value) ? .none : .some(value) }
     @inline(__always) func string(_ value: Any) -> String? { value as? String }
     @inline(__always) func strings(_ value: Any) -> [String]? { value as? [String] }

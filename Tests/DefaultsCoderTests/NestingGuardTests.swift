@@ -45,8 +45,11 @@ struct NestingGuardTests {
 
     @Test("encoding deep values on a 512 KiB thread throws or succeeds, and never crashes", arguments: [100, 300, 510, 2_000])
     func deepEncode(levels: Int) {
+        // Made and released here: releasing a value this deep recurses too, and that is
+        // the runtime's, not the coder's.
+        let value = JSONValue.nested(levels)
         let outcome = onThread(stackSize: Self.smallStack) {
-            Self.outcome { try KeyValueEncoder().encode(JSONValue.nested(levels)) }
+            Self.outcome { try KeyValueEncoder().encode(value) }
         }
         switch outcome {
         case .value: #expect(levels <= NestingGuard.maximumContainers)
@@ -57,9 +60,9 @@ struct NestingGuardTests {
 
     @Test("decoding deep trees on a 512 KiB thread throws or succeeds, and never crashes", arguments: [100, 300, 510, 2_000])
     func deepDecode(levels: Int) {
+        let tree = SendableAny((0..<levels).reduce("x" as Any) { inner, _ in [inner] })
         let outcome = onThread(stackSize: Self.smallStack) {
-            let tree = (0..<levels).reduce("x" as Any) { inner, _ in [inner] }
-            return Self.outcome { try KeyValueDecoder().decode(StrictNest.self, from: tree) }
+            Self.outcome { try KeyValueDecoder().decode(StrictNest.self, from: tree.value) }
         }
         switch outcome {
         case .value: #expect(levels <= NestingGuard.maximumContainers)
@@ -73,8 +76,9 @@ struct NestingGuardTests {
         let suite = TestSuite()
         let defaults = suite.defaults
         nonisolated(unsafe) let unsafeDefaults = defaults
+        let value = JSONValue.nested(510)
         let outcome = onThread(stackSize: Self.smallStack) {
-            Self.outcome { try unsafeDefaults.encode(JSONValue.nested(510), forKey: "deep") }
+            Self.outcome { try unsafeDefaults.encode(value, forKey: "deep") }
         }
         if case .error(let message) = outcome {
             #expect(message.hasPrefix("Nesting too deep for the stack"))
