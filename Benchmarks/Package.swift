@@ -21,5 +21,11 @@ let package = Package(
                 .plugin(name: "BenchmarkPlugin", package: "package-benchmark"),
             ]
         ),
+        // One workload N times, for callgrind's instruction counts (instructions.sh).
+        .executableTarget(
+            name: "InstructionCounts",
+            dependencies: [.product(name: "DefaultsCoder", package: "DefaultsCoder")],
+            path: "Benchmarks/InstructionCounts"
+        ),
     ]
 )

@@ -45,11 +45,14 @@ struct NestingGuardTests {
 
     @Test("encoding deep values on a 512 KiB thread throws or succeeds, and never crashes", arguments: [100, 300, 510, 2_000])
     func deepEncode(levels: Int) {
-        // Made and released here: releasing a value this deep recurses too, and that is
-        // the runtime's, not the coder's.
-        let value = JSONValue.nested(levels)
+        // Made and released on this thread: releasing a value this deep recurses too,
+        // and that is the runtime's, not the coder's. (A value the thread's closure
+        // captured would be released when the thread ends, on its small stack.)
+        let input = Locked<JSONValue?>(JSONValue.nested(levels))
+        defer { input.withLock { $0 = nil } }
         let outcome = onThread(stackSize: Self.smallStack) {
-            Self.outcome { try KeyValueEncoder().encode(value) }
+            let value = input.withLock { $0! }
+            return Self.outcome { try KeyValueEncoder().encode(value) }
         }
         switch outcome {
         case .value: #expect(levels <= NestingGuard.maximumContainers)
@@ -60,9 +63,11 @@ struct NestingGuardTests {
 
     @Test("decoding deep trees on a 512 KiB thread throws or succeeds, and never crashes", arguments: [100, 300, 510, 2_000])
     func deepDecode(levels: Int) {
-        let tree = SendableAny((0..<levels).reduce("x" as Any) { inner, _ in [inner] })
+        let input = Locked<SendableAny?>(SendableAny((0..<levels).reduce("x" as Any) { inner, _ in [inner] }))
+        defer { input.withLock { $0 = nil } }
         let outcome = onThread(stackSize: Self.smallStack) {
-            Self.outcome { try KeyValueDecoder().decode(StrictNest.self, from: tree.value) }
+            let tree = input.withLock { $0! }
+            return Self.outcome { try KeyValueDecoder().decode(StrictNest.self, from: tree.value) }
         }
         switch outcome {
         case .value: #expect(levels <= NestingGuard.maximumContainers)
@@ -76,9 +81,11 @@ struct NestingGuardTests {
         let suite = TestSuite()
         let defaults = suite.defaults
         nonisolated(unsafe) let unsafeDefaults = defaults
-        let value = JSONValue.nested(510)
+        let input = Locked<JSONValue?>(JSONValue.nested(510))
+        defer { input.withLock { $0 = nil } }
         let outcome = onThread(stackSize: Self.smallStack) {
-            Self.outcome { try unsafeDefaults.encode(value, forKey: "deep") }
+            let value = input.withLock { $0! }
+            return Self.outcome { try unsafeDefaults.encode(value, forKey: "deep") }
         }
         if case .error(let message) = outcome {
             #expect(message.hasPrefix("Nesting too deep for the stack"))

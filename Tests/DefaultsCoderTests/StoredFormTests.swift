@@ -150,6 +150,29 @@ struct StoredFormTests {
         #endif
     }
 
+    /// Every scalar that an XML property list might treat specially, at the start, in the
+    /// middle and at the end of a string.
+    static let probedStrings: [String] = {
+        let scalars = (Array(0...0x20) + [0x7F, 0x85, 0xA0, 0x2028, 0xD7FF, 0xE000, 0xFDD0, 0xFDEF, 0xFEFF, 0xFFFE, 0xFFFF, 0x1F600])
+            .compactMap(Unicode.Scalar.init).map(String.init)
+        return scalars.flatMap { [$0 + "a", "a" + $0 + "a", "a" + $0, $0] } + ["a\r\nb", "  a  "]
+    }()
+
+    @Test("the platform's characters, pinned: only a leading U+FEFF is lost in the file, and the stored form keeps even that")
+    func characters() throws {
+        var checks = StoredChecks()
+        for string in Self.probedStrings {
+            let data = try PropertyListSerialization.data(fromPropertyList: ["k": string], format: .xml, options: 0)
+            let read = try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any]
+            #if !canImport(Darwin)
+            let lost = string.unicodeScalars.first == "\u{FEFF}"
+            #expect((read?["k"] as? String == string) == !lost, "\(string.unicodeScalars.map { $0.value })")
+            #endif
+            try checks.add(string, readAs: String.self, expecting: string, "\(string.unicodeScalars.map { $0.value })")
+        }
+        try checks.verify()
+    }
+
     @Test("a value as deep as the file allows is kept with the rest of the suite; one level more is refused")
     func depthLimit() throws {
         var checks = StoredChecks()

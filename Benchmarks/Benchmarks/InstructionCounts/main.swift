@@ -1,0 +1,46 @@
+//
+//  main.swift
+//  InstructionCounts
+//
+//  Runs one workload a given number of times, for `valgrind --tool=callgrind`: instruction
+//  counts repeat exactly from run to run, where wall-clock medians on a shared machine
+//  do not. `instructions.sh` runs every workload twice (N rounds and none) and prints
+//  the difference, the instructions of N rounds of the work alone.
+//
+
+import DefaultsCoder
+import Foundation
+
+let arguments = CommandLine.arguments
+guard arguments.count == 3, let rounds = Int(arguments[2]) else {
+    print("usage: InstructionCounts WORKLOAD ROUNDS")
+    exit(2)
+}
+let encoder = KeyValueEncoder()
+let decoder = KeyValueDecoder()
+let usersTree = try encoder.encode(users)!
+let settingsTree = try encoder.encode(settings)!
+let wideTree = try encoder.encode(wideDoubles)!
+let deepTree = try encoder.encode(deep64)!
+var sink = 0
+
+for _ in 0..<rounds {
+    switch arguments[1] {
+    case "users-encode": sink &+= (try encoder.encode(users) as? [Any])?.count ?? 0
+    case "users-decode": sink &+= try decoder.decode([User].self, from: usersTree).count
+    case "settings-encode":
+        for _ in 0..<50 { sink &+= (try encoder.encode(settings) as? [String: Any])?.count ?? 0 }
+    case "settings-decode":
+        for _ in 0..<50 { sink &+= try decoder.decode(Settings.self, from: settingsTree).retries }
+    case "wide-encode": sink &+= (try encoder.encode(wideDoubles) as? [String: Any])?.count ?? 0
+    case "wide-decode": sink &+= try decoder.decode([String: Double].self, from: wideTree).count
+    case "deep-encode":
+        for _ in 0..<20 { sink &+= (try encoder.encode(deep64) as? [String: Any])?.count ?? 0 }
+    case "deep-decode":
+        for _ in 0..<20 { if case .node = try decoder.decode(Nested.self, from: deepTree) { sink &+= 1 } }
+    default:
+        print("unknown workload \(arguments[1])")
+        exit(2)
+    }
+}
+print(sink)
