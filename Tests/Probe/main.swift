@@ -23,27 +23,34 @@ func output(_ plist: Any) {
     }
 }
 
-let arguments = Array(CommandLine.arguments.dropFirst())
-switch arguments.first {
-case "read" where arguments.count == 2:
-    output(UserDefaults.standard.persistentDomain(forName: arguments[1]) ?? [:])
-case "write" where arguments.count == 3:
-    guard let defaults = UserDefaults(suiteName: arguments[1]),
-          let data = FileManager.default.contents(atPath: arguments[2]),
-          let values = try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any] else {
-        exit(2)
+/// Does what the arguments say; returns the exit status. (Every object is released
+/// before the process exits, so that LeakSanitizer sees nothing held at exit.)
+func run(_ arguments: [String]) -> Int32 {
+    switch arguments.first {
+    case "read" where arguments.count == 2:
+        output(UserDefaults.standard.persistentDomain(forName: arguments[1]) ?? [:])
+        return 0
+    case "write" where arguments.count == 3:
+        guard let defaults = UserDefaults(suiteName: arguments[1]),
+              let data = try? Data(contentsOf: URL(fileURLWithPath: arguments[2])),
+              let values = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any] else {
+            return 2
+        }
+        for (key, value) in values { defaults.set(value, forKey: key) }
+        return defaults.synchronize() ? 0 : 1
+    case "argument":
+        var found: [String: Any] = [:]
+        for key in arguments.dropFirst() {
+            // Stop at the first launch argument: the keys come before them.
+            if key.hasPrefix("-") { break }
+            if let value = UserDefaults.standard.object(forKey: key) { found[key] = value }
+        }
+        output(found)
+        return 0
+    default:
+        FileHandle.standardError.write(Data("usage: defaults-coder-probe read SUITE | write SUITE FILE | argument KEY …\n".utf8))
+        return 2
     }
-    for (key, value) in values { defaults.set(value, forKey: key) }
-    exit(defaults.synchronize() ? 0 : 1)
-case "argument":
-    var found: [String: Any] = [:]
-    for key in arguments.dropFirst() {
-        // Stop at the first launch argument: the keys come before them.
-        if key.hasPrefix("-") { break }
-        if let value = UserDefaults.standard.object(forKey: key) { found[key] = value }
-    }
-    output(found)
-default:
-    FileHandle.standardError.write(Data("usage: defaults-coder-probe read SUITE | write SUITE FILE | argument KEY …\n".utf8))
-    exit(2)
 }
+
+exit(run(Array(CommandLine.arguments.dropFirst())))
