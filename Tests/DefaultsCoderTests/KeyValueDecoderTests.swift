@@ -191,6 +191,60 @@ struct KeyValueDecoderTests {
         #expect(debugDescription(of: custom) == "Custom strategy failed at SELF.when")
     }
 
+    static let chips = URL(string: "https://fish.com/chips")!
+
+    /// Each strategy with a tree it reads, and one it refuses.
+    static let urlRows: [(KeyValueDecoder.URLDecodingStrategy, SendableAny, URL?)] = [
+        (.url, SendableAny(chips), chips),
+        (.url, SendableAny("https://fish.com/chips"), chips),
+        (.url, SendableAny(["relative": "chips", "base": "https://fish.com/"]), URL(string: "chips", relativeTo: URL(string: "https://fish.com/")!)),
+        (.url, SendableAny("chips"), nil),
+        (.url, SendableAny(1), nil),
+        (.absoluteString, SendableAny("https://fish.com/chips"), chips),
+        (.absoluteString, SendableAny("chips"), URL(string: "chips")),
+        (.absoluteString, SendableAny(chips), nil),
+        (.custom { value in URL(string: "https://\(value as? String ?? "")")! }, SendableAny("fish.com"), URL(string: "https://fish.com")),
+    ]
+
+    @Test("url strategies", arguments: urlRows)
+    func urlStrategies(strategy: KeyValueDecoder.URLDecodingStrategy, tree: SendableAny, expected: URL?) {
+        var decoder = KeyValueDecoder()
+        decoder.urlDecodingStrategy = strategy
+        #expect((try? decoder.decode(URL.self, from: tree.value)) == expected)
+    }
+
+    static let dataRows: [(KeyValueDecoder.DataDecodingStrategy, SendableAny, Data?)] = [
+        (.data, SendableAny(Data([1, 2])), Data([1, 2])),
+        (.data, SendableAny([1, 2]), Data([1, 2])),
+        (.data, SendableAny("AQI="), nil),
+        (.base64, SendableAny("AQI="), Data([1, 2])),
+        (.base64, SendableAny(Data([1, 2])), nil),
+        (.custom { value in Data((value as? String ?? "").utf8) }, SendableAny("hi"), Data("hi".utf8)),
+    ]
+
+    @Test("data strategies", arguments: dataRows)
+    func dataStrategies(strategy: KeyValueDecoder.DataDecodingStrategy, tree: SendableAny, expected: Data?) {
+        var decoder = KeyValueDecoder()
+        decoder.dataDecodingStrategy = strategy
+        #expect((try? decoder.decode(Data.self, from: tree.value)) == expected)
+    }
+
+    static let keyRows: [(KeyValueDecoder.KeyDecodingStrategy, String)] = [
+        (.useDefaultKeys, "firstName"),
+        (.convertFromSnakeCase, "first_name"),
+        (.custom { KeyValueCodingKey(stringValue: $0.last!.stringValue.lowercased()) }, "FIRSTNAME"),
+    ]
+
+    @Test("key strategies", arguments: keyRows)
+    func keyStrategies(strategy: KeyValueDecoder.KeyDecodingStrategy, storedKey: String) throws {
+        var decoder = KeyValueDecoder()
+        decoder.keyDecodingStrategy = strategy
+        let name = try decodeWith([storedKey: "Ada"], decoder: decoder) { decoder in
+            try decoder.container(keyedBy: AnyKey.self).decode(String.self, forKey: strategy.isCustom ? "firstname" : "firstName")
+        }
+        #expect(name == "Ada")
+    }
+
     @Test("URL accepts every form the encoders write")
     func urlForms() throws {
         let decoder = KeyValueDecoder()
@@ -316,5 +370,12 @@ struct KeyValueDecoderTests {
         for level in 0..<3_000 { tower = level % 2 == 0 ? [tower] as [Any] : ["_0": tower] as [String: Any] }
         indirect enum Nest: Decodable { case leaf(Int), branch([Nest]) }
         #expect(throws: DecodingError.self) { try KeyValueDecoder().decode([Nest].self, from: tower) }
+    }
+}
+
+extension KeyValueDecoder.KeyDecodingStrategy {
+    var isCustom: Bool {
+        if case .custom = self { return true }
+        return false
     }
 }
