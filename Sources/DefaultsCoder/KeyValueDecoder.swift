@@ -122,8 +122,9 @@ extension KeyValueDecoder {
         case custom(@Sendable (Any) throws -> Data)
     }
 
-    /// How dictionary keys become coding keys. `allKeys` reports the converted keys,
-    /// so a `[String: V]` and a struct read the same data the same way.
+    /// How dictionary keys become coding keys, for structs and other keyed types. The
+    /// keys of a `[String: V]` are data and are left as they are, as Foundation's
+    /// decoders leave them.
     public enum KeyDecodingStrategy: Sendable {
         /// Each key as it is.
         case useDefaultKeys
@@ -166,6 +167,8 @@ final class DecoderImpl: Decoder, SingleValueDecodingContainer {
     let options: KeyValueDecoder
     let form: any DecodingForm
     let userInfo: [CodingUserInfoKey: Any]
+    /// Whether the key strategy changes keys (and so must leave `[String: V]` keys alone).
+    let convertsKeys: Bool
 
     // Written for every nested value, by the one thread running the decode only, so
     // runtime exclusivity checks are switched off.
@@ -181,6 +184,11 @@ final class DecoderImpl: Decoder, SingleValueDecodingContainer {
         self.options = options
         self.form = form
         self.userInfo = codingUserInfo(options.userInfo)
+        if case .useDefaultKeys = options.keyDecodingStrategy {
+            convertsKeys = false
+        } else {
+            convertsKeys = true
+        }
         self.value = value
         self.parent = parent
         self.step = step
@@ -262,7 +270,31 @@ final class DecoderImpl: Decoder, SingleValueDecodingContainer {
         if form.unwrapsOptionals, let optional = type as? any UnwrappableOptional.Type {
             return try optional.unbox(form.unwrap(value), decoder: self, parent: parent, step: step()) as! T
         }
+        if convertsKeys, let dictionary = type as? any StringKeyedDictionaryDecodable.Type {
+            return try dictionary.unboxEntries(value, decoder: self, parent: parent, step: step()) as! T
+        }
         return try decodeWithSelf(value, as: type, parent: parent, step: step())
+    }
+
+    /// A `[String: V]`, whose keys are data: the key strategy leaves them as they are,
+    /// as in Foundation's coders.
+    func unboxDictionary<Value: Decodable>(_ value: Any, as _: Value.Type, parent: CodingPathNode?, step: PathStep?) throws -> [String: Value] {
+        if let reason = nesting.enter() {
+            nesting.leave()
+            throw DecodingError.tooDeep(reason, at: path(parent, step))
+        }
+        defer { nesting.leave() }
+        let node = CodingPathNode.appending(step, to: parent)
+        try checkContainerDepth(node)
+        guard let dictionary = value as? [String: Any] else {
+            throw mismatch([String: Any].self, value, parent, step)
+        }
+        var result: [String: Value] = [:]
+        result.reserveCapacity(dictionary.count)
+        for (key, element) in dictionary {
+            result[key] = try unbox(element, as: Value.self, parent: node, step: .key(KeyValueCodingKey(stringValue: key)))
+        }
+        return result
     }
 
     /// Runs `type.init(from:)` with this decoder one level down.
@@ -440,9 +472,13 @@ final class DecoderImpl: Decoder, SingleValueDecodingContainer {
         case .useDefaultKeys:
             return dictionary
         case .convertFromSnakeCase:
+            // As Foundation's decoders: when two keys convert to one, the first is kept.
             var converted: [String: Any] = [:]
             converted.reserveCapacity(dictionary.count)
-            for (key, element) in dictionary { converted[convertFromSnakeCase(key)] = element }
+            for (key, element) in dictionary {
+                let name = convertFromSnakeCase(key)
+                if converted[name] == nil { converted[name] = element }
+            }
             return converted
         case .custom(let closure):
             let base = CodingPathNode.codingPath(of: node)
@@ -480,6 +516,19 @@ protocol UnwrappableOptional {
 extension Optional: UnwrappableOptional where Wrapped: Decodable {
     static func unbox(_ unwrapped: UnwrappedValue, decoder: DecoderImpl, parent: CodingPathNode?, step: PathStep?) throws -> Self {
         try decoder.unboxWrapped(unwrapped, as: Wrapped.self, parent: parent, step: step)
+    }
+}
+
+// MARK: - Dictionaries with String keys
+
+/// `[String: V]`, found by a cast where a key strategy must leave its keys alone.
+protocol StringKeyedDictionaryDecodable {
+    static func unboxEntries(_ value: Any, decoder: DecoderImpl, parent: CodingPathNode?, step: PathStep?) throws -> Self
+}
+
+extension Dictionary: StringKeyedDictionaryDecodable where Key == String, Value: Decodable {
+    static func unboxEntries(_ value: Any, decoder: DecoderImpl, parent: CodingPathNode?, step: PathStep?) throws -> Self {
+        try decoder.unboxDictionary(value, as: Value.self, parent: parent, step: step)
     }
 }
 

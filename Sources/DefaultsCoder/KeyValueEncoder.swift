@@ -40,9 +40,10 @@ public struct KeyValueEncoder: Sendable {
     public var dataEncodingStrategy: DataEncodingStrategy = .data
 
     /// How coding keys become dictionary keys. Applied to every keyed write: values,
-    /// nils, nested containers and super encoders alike. Two keys that become the same
-    /// dictionary key throw `EncodingError.invalidValue` instead of one replacing the
-    /// other. Default: `.useDefaultKeys`.
+    /// nils, nested containers and super encoders alike. The keys of a `[String: V]` are
+    /// data and are left as they are, as Foundation's coders leave them. Two keys that
+    /// become the same dictionary key throw `EncodingError.invalidValue` instead of one
+    /// replacing the other. Default: `.useDefaultKeys`.
     public var keyEncodingStrategy: KeyEncodingStrategy = .useDefaultKeys
 
     /// Creates an encoder with the default strategies.
@@ -284,6 +285,8 @@ final class EncoderImpl: Encoder, SingleValueEncodingContainer {
     let userInfo: [CodingUserInfoKey: Any]
     /// Whether a coding key's `stringValue` is the dictionary key, with nothing to check.
     let usesKeysAsTheyAre: Bool
+    /// Whether the key strategy changes keys (and so must leave `[String: V]` keys alone).
+    let convertsKeys: Bool
 
     // The state below is written several times per value; it is only ever touched by
     // the thread running the encode, so runtime exclusivity checks are switched off.
@@ -307,8 +310,10 @@ final class EncoderImpl: Encoder, SingleValueEncodingContainer {
         self.form = form
         if case .useDefaultKeys = options.keyEncodingStrategy {
             usesKeysAsTheyAre = !form.checksKeys
+            convertsKeys = false
         } else {
             usesKeysAsTheyAre = false
+            convertsKeys = true
         }
         self.userInfo = codingUserInfo(options.userInfo)
         self.parent = parent
@@ -427,7 +432,37 @@ final class EncoderImpl: Encoder, SingleValueEncodingContainer {
         if form.wrapsOptionals, let optional = value as? any WrappableOptional {
             return try optional.box(into: self, parent: parent, step: step())
         }
+        if convertsKeys, let dictionary = value as? any StringKeyedDictionary {
+            return try dictionary.boxEntries(into: self, parent: parent, step: step())
+        }
         return try boxEncodable(value, parent: parent, step: step())
+    }
+
+    /// A `[String: V]`, whose keys are data: the key strategy leaves them as they are,
+    /// as in Foundation's coders.
+    func boxDictionary<Value: Encodable>(_ dictionary: [String: Value], parent: CodingPathNode?, step: PathStep?) throws -> Any {
+        if let reason = nesting.enter() {
+            nesting.leave()
+            throw EncodingError.tooDeep(dictionary, reason, at: path(parent, step))
+        }
+        defer { nesting.leave() }
+        let node = CodingPathNode.appending(step, to: parent)
+        if (node?.depth ?? 0) >= form.containerDepthLimit {
+            throw EncodingError.invalid(dictionary, form.depthProblem, at: path(parent, step))
+        }
+        var result: [String: Any] = [:]
+        result.reserveCapacity(dictionary.count)
+        for (key, value) in dictionary {
+            if let problem = form.problem(withKey: key) {
+                throw EncodingError.invalid(value, problem, at: path(node, .key(KeyValueCodingKey(stringValue: key))))
+            }
+            if let boxed = try box(value, parent: node, step: .key(KeyValueCodingKey(stringValue: key))) {
+                result[key] = boxed
+            } else if let null = form.null {
+                result[key] = null
+            }
+        }
+        return result
     }
 
     /// Runs `value.encode(to:)` with this encoder one level down, and flattens what it wrote.
@@ -633,6 +668,19 @@ extension UnkeyedStorage: NestedStorage {
         return storage as? Self
     }
     var asPending: Pending { .unkeyed(self) }
+}
+
+// MARK: - Dictionaries with String keys
+
+/// `[String: V]`, found by a cast where a key strategy must leave its keys alone.
+protocol StringKeyedDictionary {
+    func boxEntries(into encoder: EncoderImpl, parent: CodingPathNode?, step: PathStep?) throws -> Any
+}
+
+extension Dictionary: StringKeyedDictionary where Key == String, Value: Encodable {
+    func boxEntries(into encoder: EncoderImpl, parent: CodingPathNode?, step: PathStep?) throws -> Any {
+        try encoder.boxDictionary(self, parent: parent, step: step)
+    }
 }
 
 // MARK: - Containers

@@ -359,8 +359,67 @@ extension KeyValueEncoder {
 }
 
 extension KeyValueDecoder {
-    /// Decodes a value read with `UserDefaults.object(forKey:)`.
+    /// Decodes a value read with `UserDefaults.object(forKey:)`. At the top, a string is
+    /// read as the `Bool` or number it spells, as launch arguments arrive
+    /// (`LaunchArgumentReadable`).
     func decodeFromUserDefaults<T: Decodable>(_ type: T.Type, from object: Any) throws -> T {
-        try decode(type, from: object, form: StoredDecodingForm())
+        if let string = flattenOptional(object) as? String,
+           let readable = type as? any LaunchArgumentReadable.Type,
+           let value = readable.launchArgumentValue(string) {
+            return try decode(type, from: value, form: StoredDecodingForm())
+        }
+        return try decode(type, from: object, form: StoredDecodingForm())
+    }
+}
+
+// MARK: - Launch arguments
+
+/// Launch arguments (`./app -flag YES -count 2`, an Xcode scheme's arguments) and
+/// `defaults write` reach an app as strings, and `bool(forKey:)`, `integer(forKey:)` and
+/// `double(forKey:)` read them. At the top of a stored value, a string is read the same
+/// way for a `Bool` or a number, but strictly: `"YES"`, `"no"`, `"true"`, `"1"` are
+/// booleans and `"42"`, `"2.5"` numbers under the usual exactness rules; `"other"` is
+/// neither and still throws.
+protocol LaunchArgumentReadable {
+    /// The value a launch-argument string spells for this type, or `nil`.
+    static func launchArgumentValue(_ string: String) -> Any?
+}
+
+extension Bool: LaunchArgumentReadable {
+    static func launchArgumentValue(_ string: String) -> Any? {
+        switch string.lowercased() {
+        case "yes", "true", "1": return true
+        case "no", "false", "0": return false
+        default: return nil
+        }
+    }
+}
+
+/// Numbers: the decimal a string spells exactly; the decoder's exactness rules decide
+/// whether it fits the type.
+protocol LaunchArgumentNumber: LaunchArgumentReadable {}
+
+extension LaunchArgumentNumber {
+    static func launchArgumentValue(_ string: String) -> Any? {
+        Decimal(strictString: string)
+    }
+}
+
+extension Int: LaunchArgumentNumber {}
+extension Int8: LaunchArgumentNumber {}
+extension Int16: LaunchArgumentNumber {}
+extension Int32: LaunchArgumentNumber {}
+extension Int64: LaunchArgumentNumber {}
+extension UInt: LaunchArgumentNumber {}
+extension UInt8: LaunchArgumentNumber {}
+extension UInt16: LaunchArgumentNumber {}
+extension UInt32: LaunchArgumentNumber {}
+extension UInt64: LaunchArgumentNumber {}
+extension Double: LaunchArgumentNumber {}
+extension Float: LaunchArgumentNumber {}
+
+extension Optional: LaunchArgumentReadable where Wrapped: LaunchArgumentReadable {
+    static func launchArgumentValue(_ string: String) -> Any? {
+        Wrapped.launchArgumentValue(string)
     }
 }

@@ -98,7 +98,7 @@ extension UserDefaults {
             try throwIfFileUnreadable()
             return nil
         }
-        return try decoder.decodeFromUserDefaults(T.self, from: object)
+        return try decoder.decodeFromUserDefaults(type, from: object)
     }
 
     /// Checks the suite's file, runs `write`, and writes the suite to disk where

@@ -291,14 +291,18 @@ struct KeyValueDecoderTests {
         #expect(try strict.decode(Data.self, from: "hi") == Data("hi".utf8))
     }
 
-    @Test("snake case keys: allKeys reports converted keys for structs and dictionaries alike")
+    @Test("snake case converts a struct's keys, and leaves a [String: V]'s keys alone, as Foundation does")
     func snakeCase() throws {
         var decoder = KeyValueDecoder()
         decoder.keyDecodingStrategy = .convertFromSnakeCase
         let tree: [String: Any] = ["first_name": "Ada", "home_url": "x"]
         struct Plain: Codable, Equatable { var firstName: String; var homeUrl: String }
         #expect(try decoder.decode(Plain.self, from: tree) == Plain(firstName: "Ada", homeUrl: "x"))
-        #expect(try decoder.decode([String: String].self, from: tree) == ["firstName": "Ada", "homeUrl": "x"])
+        // Modelled on swift-foundation's JSONEncoderTests
+        // `testDecodingDictionaryStringKeyConversionUntouched`.
+        #expect(try decoder.decode([String: String].self, from: tree) == ["first_name": "Ada", "home_url": "x"])
+        struct Holder: Codable, Equatable { var byName: [String: Int] }
+        #expect(try decoder.decode(Holder.self, from: ["by_name": ["leave_me_alone": 1]]) == Holder(byName: ["leave_me_alone": 1]))
         // As with JSONDecoder, an acronym does not survive the round trip through snake case.
         let acronym = caught(DecodingError.self) { try decoder.decode(SnakeModel.self, from: tree) }
         #expect(debugDescription(of: acronym) == "Dictionary does not contain key SELF.homeURL")
@@ -307,6 +311,48 @@ struct KeyValueDecoderTests {
         encoder.keyEncodingStrategy = .convertToSnakeCase
         let model = SnakeModel(firstName: "Ada", homeURL: "x")
         #expect(Tree(try encoder.encode(model)) == .dictionary(["first_name": .string("Ada"), "home_url": .string("x")]))
+    }
+
+    // Modelled on swift-foundation's JSONEncoderTests `testDecodingConcreteTypeParameter`.
+    @Test("a metatype held in a superclass variable decodes the subclass")
+    func dynamicType() throws {
+        let type: Animal.Type = Dog.self
+        let tree: [String: Any] = ["breed": "collie", "super": ["name": "Lassie"]]
+        let animal = try KeyValueDecoder().decode(type, from: tree)
+        #expect(animal is Dog)
+        #expect((animal as? Dog)?.breed == "collie")
+        #expect(animal.name == "Lassie")
+    }
+
+    // Modelled on swift-foundation's decodeIfPresent tests for unkeyed containers: a v2
+    // model that reads one more optional trailing element still reads what v1 wrote.
+    @Test("decodeIfPresent at the end of an unkeyed container gives nil, for every type")
+    func decodeIfPresentAtEnd() throws {
+        let values = try decodeWith([1]) { decoder -> [String] in
+            var container = try decoder.unkeyedContainer()
+            let first = try container.decode(Int.self)
+            let string = try container.decodeIfPresent(String.self)
+            let int = try container.decodeIfPresent(Int.self)
+            let user = try container.decodeIfPresent(User.self)
+            let date = try container.decodeIfPresent(Date.self)
+            return ["\(first)", "\(string as Any)", "\(int as Any)", "\(user as Any)", "\(date as Any)", "\(container.isAtEnd)"]
+        }
+        #expect(values == ["1", "nil", "nil", "nil", "nil", "true"])
+        let stored = try decodeWith([1], decoder: KeyValueDecoder()) { decoder -> String? in
+            var container = try decoder.unkeyedContainer()
+            _ = try container.decode(Int.self)
+            return try container.decodeIfPresent(String.self)
+        }
+        #expect(stored == nil)
+        // decode (not IfPresent) past the end still throws valueNotFound.
+        let error = caught(DecodingError.self) {
+            try decodeWith([1]) { decoder -> String in
+                var container = try decoder.unkeyedContainer()
+                _ = try container.decode(Int.self)
+                return try container.decode(String.self)
+            }
+        }
+        #expect(debugDescription(of: error) == "Expected String at SELF[1], found end of array")
     }
 
     @Test("custom key strategy sees the full path")

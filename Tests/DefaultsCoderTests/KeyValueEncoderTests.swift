@@ -157,6 +157,26 @@ struct KeyValueEncoderTests {
         #expect(Tree(try encodeKeyed(with: encoder) { container, _ in try container.encode(Data("hi".utf8), forKey: "d") }) == .dictionary(["d": expected]))
     }
 
+    // Modelled on swift-foundation's JSONEncoderTests
+    // `testEncodingDictionaryStringKeyConversionUntouched`.
+    @Test("key strategies leave the keys of a [String: V] alone, at any depth", arguments: [
+        KeyValueEncoder.KeyEncodingStrategy.convertToSnakeCase,
+        .custom { KeyValueCodingKey(stringValue: $0.last!.stringValue.uppercased()) },
+    ])
+    func dictionaryKeysUntouched(strategy: KeyValueEncoder.KeyEncodingStrategy) throws {
+        var encoder = KeyValueEncoder()
+        encoder.keyEncodingStrategy = strategy
+        #expect(Tree(try encoder.encode(["leaveMeAlone": 1])) == .dictionary(["leaveMeAlone": .int(1)]))
+        struct Holder: Encodable { var byName: [String: [String: Int]] }
+        let holder = Holder(byName: ["someKey": ["innerKey": 2]])
+        let converted = strategy.isSnakeCase ? "by_name" : "BYNAME"
+        #expect(Tree(try encoder.encode(holder)) == .dictionary([converted: .dictionary(["someKey": .dictionary(["innerKey": .int(2)])])]))
+        // And back, through the decoder's strategy.
+        var decoder = KeyValueDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        #expect(try decoder.decode([String: Int].self, from: try encoder.encode(["leaveMeAlone": 1]) as Any) == ["leaveMeAlone": 1])
+    }
+
     static let keyRows: [(KeyValueEncoder.KeyEncodingStrategy, String)] = [
         (.useDefaultKeys, "myURLValue"),
         (.convertToSnakeCase, "my_url_value"),
@@ -403,5 +423,12 @@ struct KeyValueEncoderTests {
         let error = caught(EncodingError.self) { try KeyValueEncoder().encode(Link(length: 513)) }
         #expect(debugDescription(of: error) == "Nesting deeper than 512 levels at \(Link.path(512))")
         #expect(readablePath(of: error) == Link.path(512))
+    }
+}
+
+extension KeyValueEncoder.KeyEncodingStrategy {
+    var isSnakeCase: Bool {
+        if case .convertToSnakeCase = self { return true }
+        return false
     }
 }

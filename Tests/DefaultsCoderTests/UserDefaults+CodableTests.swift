@@ -247,6 +247,89 @@ struct UserDefaultsCodableTests {
         withExtendedLifetime(observations) {}
     }
 
+    // MARK: What Foundation's readers give a settings value
+
+    static let launchStrings: [(String, SendableAny)] = [
+        ("YES", SendableAny(true)), ("yes", SendableAny(true)), ("Yes", SendableAny(true)),
+        ("true", SendableAny(true)), ("TRUE", SendableAny(true)), ("1", SendableAny(true)),
+        ("NO", SendableAny(false)), ("no", SendableAny(false)), ("false", SendableAny(false)), ("0", SendableAny(false)),
+        ("other", SendableAny("Expected Bool at SELF, found String")),
+        ("2", SendableAny("Expected Bool at SELF, found String")),
+        ("", SendableAny("Expected Bool at SELF, found String")),
+    ]
+
+    @Test("a top-level string reads as the Bool it spells, strictly", arguments: launchStrings)
+    func launchBools(string: String, expected: SendableAny) {
+        do {
+            let value = try KeyValueDecoder().decodeFromUserDefaults(Bool.self, from: string)
+            #expect(value == expected.value as? Bool)
+        } catch {
+            #expect(debugDescription(of: error) == expected.value as? String)
+        }
+    }
+
+    @Test("a top-level string reads as the number it spells, under the exactness rules")
+    func launchNumbers() throws {
+        let decoder = KeyValueDecoder()
+        #expect(try decoder.decodeFromUserDefaults(Int.self, from: "42") == 42)
+        #expect(try decoder.decodeFromUserDefaults(Int.self, from: "2.0") == 2)
+        #expect(try decoder.decodeFromUserDefaults(Int16.self, from: "-1e3") == -1000)
+        #expect(try decoder.decodeFromUserDefaults(Double.self, from: "0.1") == 0.1)
+        #expect(try decoder.decodeFromUserDefaults(Float.self, from: "2.5") == 2.5)
+        #expect(try decoder.decodeFromUserDefaults(Int?.self, from: "7") == 7)
+        let fraction = caught(DecodingError.self) { try decoder.decodeFromUserDefaults(Int.self, from: "2.5") }
+        #expect(debugDescription(of: fraction) == "Decimal at SELF, cannot be exactly represented by Int")
+        let negative = caught(DecodingError.self) { try decoder.decodeFromUserDefaults(UInt8.self, from: "-1") }
+        #expect(debugDescription(of: negative) == "Decimal at SELF, cannot be exactly represented by UInt8")
+        let word = caught(DecodingError.self) { try decoder.decodeFromUserDefaults(Int.self, from: "twelve") }
+        #expect(debugDescription(of: word) == "Expected BinaryInteger at SELF, found String")
+        // Only at the top: inside a value a string is a string.
+        let nested = caught(DecodingError.self) { try decoder.decodeFromUserDefaults([String: Bool].self, from: ["flag": "YES"]) }
+        #expect(debugDescription(of: nested) == "Expected Bool at SELF.flag, found String")
+    }
+
+    @Test("launch arguments reach a new process as strings, and read as what they spell")
+    func launchArguments() throws {
+        let keys = ["flag", "off", "count", "ratio", "path", "home", "other"]
+        let values = try SecondProcess.arguments(
+            ["-flag", "YES", "-off", "no", "-count", "2", "-ratio", "2.5", "-path", "/chips", "-home", "~/x", "-other", "other"],
+            keys: keys
+        )
+        // Pinned: Foundation on Linux hands them over as strings.
+        #expect(values["flag"] as? String == "YES")
+        #expect(values["count"] as? String == "2")
+        let decoder = KeyValueDecoder()
+        #expect(try decoder.decodeFromUserDefaults(Bool.self, from: try #require(values["flag"])) == true)
+        #expect(try decoder.decodeFromUserDefaults(Bool.self, from: try #require(values["off"])) == false)
+        #expect(try decoder.decodeFromUserDefaults(Int.self, from: try #require(values["count"])) == 2)
+        #expect(try decoder.decodeFromUserDefaults(Double.self, from: try #require(values["ratio"])) == 2.5)
+        #expect(try decoder.decodeFromUserDefaults(URL.self, from: try #require(values["path"])) == URL(fileURLWithPath: "/chips"))
+        #expect(try decoder.decodeFromUserDefaults(URL.self, from: try #require(values["home"]))
+                == URL(fileURLWithPath: NSString(string: "~/x").expandingTildeInPath))
+        #expect(throws: DecodingError.self) { try decoder.decodeFromUserDefaults(Bool.self, from: try #require(values["other"])) }
+    }
+
+    @Test("values Foundation's own setters stored read through the package as Foundation reads them")
+    func plainStrings() throws {
+        let suite = TestSuite()
+        suite.defaults.set("YES", forKey: "flag")
+        suite.defaults.set("3", forKey: "count")
+        #expect(try suite.defaults.decode(Bool.self, forKey: "flag") == true)
+        #expect(try suite.defaults.value(for: DefaultsKey<Int>("count", default: 0)) == 3)
+        suite.defaults.set("other", forKey: "flag")
+        #expect(throws: DecodingError.self) { try suite.defaults.decode(Bool.self, forKey: "flag") }
+    }
+
+    // Modelled on swift-foundation's JSONEncoderTests `testDecodingConcreteTypeParameter`.
+    @Test("a metatype held in a superclass variable decodes the subclass from a suite")
+    func dynamicType() throws {
+        let suite = TestSuite()
+        try suite.defaults.encode(Dog(name: "Lassie", breed: "collie"), forKey: "pet")
+        let type: Animal.Type = Dog.self
+        let pet = try #require(try suite.defaults.decode(type, forKey: "pet"))
+        #expect((pet as? Dog)?.breed == "collie")
+    }
+
     // MARK: Through the file on disk and a second process
 
     @Test("every promised value survives the plist file and a new process (written here)")
