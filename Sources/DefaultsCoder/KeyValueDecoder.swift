@@ -247,6 +247,10 @@ final class DecoderImpl: Decoder, SingleValueDecodingContainer {
     func decode(_ type: UInt16.Type) throws -> UInt16 { try unboxInteger(value, parent: parent, step: step) }
     func decode(_ type: UInt32.Type) throws -> UInt32 { try unboxInteger(value, parent: parent, step: step) }
     func decode(_ type: UInt64.Type) throws -> UInt64 { try unboxInteger(value, parent: parent, step: step) }
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    func decode(_ type: Int128.Type) throws -> Int128 { try unboxInteger(value, parent: parent, step: step) }
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    func decode(_ type: UInt128.Type) throws -> UInt128 { try unboxInteger(value, parent: parent, step: step) }
     func decode<T: Decodable>(_ type: T.Type) throws -> T { try unbox(value, as: type, parent: parent, step: step) }
 
     // MARK: Unboxing
@@ -342,7 +346,7 @@ final class DecoderImpl: Decoder, SingleValueDecodingContainer {
 
     func unboxInteger<T: FixedWidthInteger>(_ value: Any, parent: CodingPathNode?, step: @autoclosure () -> PathStep?) throws -> T {
         if Swift.type(of: value) == T.self { return value as! T }
-        guard let number = classifyNumber(value), !number.isBool else {
+        guard let number = classifyNumber(value) ?? form.number(value), !number.isBool else {
             throw mismatch(T.self, value, parent, step())
         }
         guard let result = number.integer(T.self, strategy: options.intDecodingStrategy) else {
@@ -353,7 +357,7 @@ final class DecoderImpl: Decoder, SingleValueDecodingContainer {
 
     func unboxDouble(_ value: Any, parent: CodingPathNode?, step: @autoclosure () -> PathStep?) throws -> Double {
         if Swift.type(of: value) == Double.self { return value as! Double }
-        guard let number = classifyNumber(value), !number.isBool else {
+        guard let number = classifyNumber(value) ?? form.number(value), !number.isBool else {
             throw mismatch(Double.self, value, parent, step())
         }
         guard let result = number.exactDouble else {
@@ -364,7 +368,7 @@ final class DecoderImpl: Decoder, SingleValueDecodingContainer {
 
     func unboxFloat(_ value: Any, parent: CodingPathNode?, step: @autoclosure () -> PathStep?) throws -> Float {
         if Swift.type(of: value) == Float.self { return value as! Float }
-        guard let number = classifyNumber(value), !number.isBool else {
+        guard let number = classifyNumber(value) ?? form.number(value), !number.isBool else {
             throw mismatch(Float.self, value, parent, step())
         }
         guard let result = number.exactFloat else {
@@ -374,7 +378,7 @@ final class DecoderImpl: Decoder, SingleValueDecodingContainer {
     }
 
     private func unboxDecimal(_ value: Any, parent: CodingPathNode?, step: @autoclosure () -> PathStep?) throws -> Decimal {
-        if let number = classifyNumber(value), !number.isBool {
+        if let number = classifyNumber(value) ?? form.number(value), !number.isBool {
             guard let result = number.exactDecimal else {
                 throw DecodingError.notRepresentable(number, as: Decimal.self, at: path(parent, step()))
             }
@@ -570,6 +574,11 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try decoder.unboxInteger(value(for: key), parent: node, step: .key(key)) }
     func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try decoder.unboxInteger(value(for: key), parent: node, step: .key(key)) }
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    func decode(_ type: Int128.Type, forKey key: Key) throws -> Int128 { try decoder.unboxInteger(value(for: key), parent: node, step: .key(key)) }
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    func decode(_ type: UInt128.Type, forKey key: Key) throws -> UInt128 { try decoder.unboxInteger(value(for: key), parent: node, step: .key(key)) }
+
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         try decoder.unbox(value(for: key), as: type, parent: node, step: .key(key))
     }
@@ -671,6 +680,11 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
     mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try next(type) { try $0.unboxInteger($1, parent: $2, step: $3) } }
     mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try next(type) { try $0.unboxInteger($1, parent: $2, step: $3) } }
     mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try next(type) { try $0.unboxInteger($1, parent: $2, step: $3) } }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    mutating func decode(_ type: Int128.Type) throws -> Int128 { try next(type) { try $0.unboxInteger($1, parent: $2, step: $3) } }
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    mutating func decode(_ type: UInt128.Type) throws -> UInt128 { try next(type) { try $0.unboxInteger($1, parent: $2, step: $3) } }
 
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
         try next(type) { decoder, value, node, step in

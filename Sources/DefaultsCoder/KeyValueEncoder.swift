@@ -405,6 +405,10 @@ final class EncoderImpl: Encoder, SingleValueEncodingContainer {
     func encode(_ value: UInt16) throws { setSingle(form.integer(value)) }
     func encode(_ value: UInt32) throws { setSingle(form.integer(value)) }
     func encode(_ value: UInt64) throws { setSingle(form.integer(value)) }
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    func encode(_ value: Int128) throws { setSingle(form.integer(value)) }
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    func encode(_ value: UInt128) throws { setSingle(form.integer(value)) }
     func encode<T: Encodable>(_ value: T) throws { setSingle(try box(value, parent: parent, step: step)) }
 
     // MARK: Boxing
@@ -737,6 +741,10 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     mutating func encode(_ value: UInt16, forKey key: Key) throws { set(encoder.form.integer(value), at: try name(key)) }
     mutating func encode(_ value: UInt32, forKey key: Key) throws { set(encoder.form.integer(value), at: try name(key)) }
     mutating func encode(_ value: UInt64, forKey key: Key) throws { set(encoder.form.integer(value), at: try name(key)) }
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    mutating func encode(_ value: Int128, forKey key: Key) throws { set(encoder.form.integer(value), at: try name(key)) }
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    mutating func encode(_ value: UInt128, forKey key: Key) throws { set(encoder.form.integer(value), at: try name(key)) }
 
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
         let name = try name(key)
@@ -860,6 +868,10 @@ private struct UnkeyedContainer: UnkeyedEncodingContainer {
     mutating func encode(_ value: UInt16) throws { append(encoder.form.integer(value)) }
     mutating func encode(_ value: UInt32) throws { append(encoder.form.integer(value)) }
     mutating func encode(_ value: UInt64) throws { append(encoder.form.integer(value)) }
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    mutating func encode(_ value: Int128) throws { append(encoder.form.integer(value)) }
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    mutating func encode(_ value: UInt128) throws { append(encoder.form.integer(value)) }
 
     mutating func encode<T: Encodable>(_ value: T) throws {
         let index = storage.count

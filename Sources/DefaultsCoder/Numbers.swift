@@ -19,6 +19,8 @@ enum NumberValue {
     case double(Double)
     case float(Float)
     case decimal(Decimal)
+    /// An integer outside the 64-bit ranges (an `Int128` or `UInt128`), as exact text.
+    case wide(String, type: Any.Type)
 
     /// The type the number was stored as, for error messages.
     var type: Any.Type {
@@ -28,6 +30,7 @@ enum NumberValue {
         case .double: return Double.self
         case .float: return Float.self
         case .decimal: return Decimal.self
+        case .wide(_, let type): return type
         }
     }
 
@@ -59,6 +62,10 @@ func classifyNumber(_ value: Any) -> NumberValue? {
     if type == UInt8.self { return .unsigned(UInt64(value as! UInt8), type: UInt8.self) }
     if type == Decimal.self { return .decimal(value as! Decimal) }
     if type == String.self { return nil }
+    if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
+        if type == Int128.self { return wideNumber(value as! Int128) }
+        if type == UInt128.self { return wideNumber(value as! UInt128) }
+    }
     // Unwrap before asking for NSNumber: a wrapped Int64 would bridge and lose its type.
     if let optional = value as? any OptionalInAny {
         return optional.flattened.flatMap(classifyNumber)
@@ -68,6 +75,13 @@ func classifyNumber(_ value: Any) -> NumberValue? {
         return classifyNSNumber(number)
     }
     return nil
+}
+
+/// A 128-bit integer: at 64 bits when it fits, as exact text when it does not.
+func wideNumber<T: FixedWidthInteger>(_ value: T) -> NumberValue {
+    if let int = Int64(exactly: value) { return .signed(int, type: T.self) }
+    if let uint = UInt64(exactly: value) { return .unsigned(uint, type: T.self) }
+    return .wide(String(value), type: T.self)
 }
 
 private func classifyNSNumber(_ number: NSNumber) -> NumberValue {
@@ -99,6 +113,10 @@ extension NumberValue {
             guard let double = Double(decimal.canonicalString),
                   Decimal(strictString: "\(double)") == decimal else { return nil }
             return double
+        case .wide(let digits, _):
+            guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) else { return nil }
+            if let int = Int128(digits) { return Double(exactly: int) }
+            return UInt128(digits).flatMap { Double(exactly: $0) }
         }
     }
 
@@ -132,6 +150,10 @@ extension NumberValue {
             guard float.isFinite else { return nil }
             return Decimal(strictString: "\(float)")
         case .decimal(let decimal): return decimal
+        case .wide(let digits, _):
+            // A Decimal keeps 38 digits: longer integers are not exact.
+            guard let decimal = Decimal(strictString: digits), decimal.canonicalString == digits else { return nil }
+            return decimal
         }
     }
 
@@ -155,6 +177,10 @@ extension NumberValue {
             if let whole = T(decimal.canonicalString) { return whole }
             if case .exact = strategy { return nil }
             return Self.integer(T.self, fromDouble: NSDecimalNumber(decimal: decimal).doubleValue, strategy: strategy)
+        case .wide(let digits, _):
+            if let whole = T(digits) { return whole }
+            if case .clamping = strategy { return digits.hasPrefix("-") ? T.min : T.max }
+            return nil
         }
     }
 

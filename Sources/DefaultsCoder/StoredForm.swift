@@ -20,9 +20,10 @@ import Foundation
 /// |---|---|
 /// | `nil` in a collection, `Optional.none` | `"\u{FDD0}none"` (an `Optional` of one), `"\u{FDD0}null"` (a non-optional value that encoded `nil`), and `"\u{FDD0}some(…)"` around either for each further `Optional` level |
 /// | `Decimal` | `"\u{FDD0}decimal:"` followed by its exact text |
+/// | `Int128`, `UInt128` outside 64 bits | `"\u{FDD0}integer:"` followed by its exact digits |
 /// | a string that begins with U+FDD0 or U+FEFF | one more U+FDD0 in front |
 /// | `URL` | its absolute string; a relative URL, or one with a base, in the keyed form of `URL`'s `Codable` |
-/// | `Int8` … `UInt64`, `Float` | `Int` (`UInt64` above `Int64.max`), `Double` |
+/// | `Int8` … `UInt64`, `Int128` and `UInt128` that fit, `Float` | `Int` (`UInt64` above `Int64.max`), `Double` |
 /// | `Date` with a fraction of a second, on Linux | its `timeIntervalSinceReferenceDate` |
 ///
 /// U+FDD0 is a Unicode noncharacter, set aside for a program's internal use: Swift does
@@ -41,6 +42,7 @@ enum StoredForm {
     static let none = prefix + "none"
     static let null = prefix + "null"
     static let decimalPrefix = prefix + "decimal:"
+    static let integerPrefix = prefix + "integer:"
 
     /// Containers a stored value may sit in: the suite's file adds its own dictionary,
     /// and Foundation's XML reader refuses more than 512 levels (measured on Linux; the
@@ -60,6 +62,8 @@ enum StoredForm {
         case string(String)
         case optional(NilMarker)
         case decimal(Decimal)
+        /// An integer wider than 64 bits, as its exact text.
+        case integer(String)
     }
 
     /// A `nil`: `wrapped` levels of `Optional.some` around `Optional.none`, or around a
@@ -118,6 +122,13 @@ enum StoredForm {
         if body.hasPrefix("decimal:"), let decimal = Decimal(strictString: String(body.dropFirst(8))) {
             return .decimal(decimal)
         }
+        if body.hasPrefix("integer:") {
+            let digits = body.dropFirst(8)
+            let magnitude = digits.hasPrefix("-") ? digits.dropFirst() : digits
+            if !magnitude.isEmpty, magnitude.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) {
+                return .integer(String(digits))
+            }
+        }
         return .string(string)
     }
 
@@ -157,9 +168,12 @@ struct StoredEncodingForm: EncodingForm {
         return value.map(StoredForm.escape)
     }
 
+    /// An integer as `Int`, or `UInt64` above `Int64.max`; wider ones (`Int128`,
+    /// `UInt128`) as their exact text, marked as an integer.
     func integer<T: FixedWidthInteger>(_ value: T) -> Any {
         if let int = Int(exactly: value) { return int }
-        return UInt64(value)
+        if let uint = UInt64(exactly: value) { return uint }
+        return StoredForm.integerPrefix + String(value)
     }
 
     func float(_ value: Float) -> Any { Double(value) }
@@ -224,6 +238,7 @@ struct StoredEncodingForm: EncodingForm {
             case .double(let double): return double
             case .float(let float): return Double(float)
             case .decimal(let decimal): return try self.decimal(decimal, path: path)
+            case .wide(let digits, _): return StoredForm.integerPrefix + digits
             }
         }
         if let date = value as? Date { return self.date(date) }
@@ -297,6 +312,17 @@ struct StoredDecodingForm: DecodingForm {
         return decimal
     }
 
+    func number(_ value: Any) -> NumberValue? {
+        guard let string = value as? String, case .integer(let digits) = StoredForm.read(string) else { return nil }
+        if let int = Int64(digits) { return .signed(int, type: Int.self) }
+        if let uint = UInt64(digits) { return .unsigned(uint, type: UInt64.self) }
+        var type: Any.Type = digits.hasPrefix("-") ? Int64.self : UInt64.self
+        if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
+            type = digits.hasPrefix("-") ? Int128.self : UInt128.self
+        }
+        return .wide(digits, type: type)
+    }
+
     /// An absolute URL, or, as `url(forKey:)` reads one, an absolute file path (`~`
     /// expanded).
     func url(_ string: String) -> URL? {
@@ -316,6 +342,7 @@ struct StoredDecodingForm: DecodingForm {
             case .string(let text): return text
             case .optional: return Optional<Any>.none as Any
             case .decimal(let decimal): return decimal
+            case .integer(let digits): return number(value).map(plainNumber) ?? digits
             }
         }
         if let dictionary = value as? [String: Any] { return dictionary.mapValues(plain) }
@@ -329,9 +356,26 @@ struct StoredDecodingForm: DecodingForm {
             case .string: return .value(String.self)
             case .optional: return .null
             case .decimal: return .value(Decimal.self)
+            case .integer: return .value(Int.self)
             }
         }
         return flattenOptional(value) == nil ? .null : .describing(value)
+    }
+}
+
+/// A wide integer as a custom strategy sees it: an `Int128` or `UInt128` where the
+/// platform has them, its text otherwise.
+private func plainNumber(_ number: NumberValue) -> Any {
+    switch number {
+    case .signed(let int, _): return Int(int)
+    case .unsigned(let uint, _): return uint
+    case .wide(let digits, _):
+        if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
+            if let int = Int128(digits) { return int }
+            if let uint = UInt128(digits) { return uint }
+        }
+        return digits
+    default: return number
     }
 }
 

@@ -62,6 +62,9 @@ protocol DecodingForm {
     /// The decimal a value that is not a number stands for, or `nil` (numbers are read
     /// as decimals in every form).
     func decimal(_ value: Any) -> Decimal?
+    /// The number a value that is not a plain number stands for (an integer wider
+    /// than 64 bits, in the stored form), or `nil`.
+    func number(_ value: Any) -> NumberValue?
     /// The URL a string stands for, under the `.url` strategy.
     func url(_ string: String) -> URL?
     /// The plain tree of `value`, for a `.custom` strategy closure.
@@ -113,6 +116,7 @@ struct PlainDecodingForm: DecodingForm {
     @inline(__always) func strings(_ value: Any) -> [String]? { value as? [String] }
 
     func decimal(_ value: Any) -> Decimal? { nil }
+    func number(_ value: Any) -> NumberValue? { nil }
 
     func url(_ string: String) -> URL? {
         guard let url = URL(string: string), url.scheme != nil else { return nil }

@@ -256,6 +256,9 @@ struct StoredFormTests {
         (StoredForm.decimalPrefix + "x", "string"),
         (StoredForm.prefix + StoredForm.prefix + "null", "string"),
         ("$null", "string"),
+        (StoredForm.integerPrefix + "-170141183460469231731687303715884105728", "integer -170141183460469231731687303715884105728"),
+        (StoredForm.integerPrefix + "12a", "string"),
+        (StoredForm.integerPrefix + "-", "string"),
     ]
 
     @Test("reading the reserved forms", arguments: reservedRows)
@@ -264,6 +267,59 @@ struct StoredFormTests {
         case .string: #expect(expected == "string")
         case .optional(let marker): #expect(expected == "nil \(marker.wrapped) \(marker.isExplicitNull ? "null" : "none")")
         case .decimal(let decimal): #expect(expected == "decimal \(decimal)")
+        case .integer(let digits): #expect(expected == "integer \(digits)")
         }
+    }
+}
+
+/// 128-bit integers: native in the plain tree, exact through UserDefaults.
+@Suite("128-bit integers")
+struct WideIntegerTests {
+
+    struct Ledger: Codable, Equatable {
+        var big: Int128
+        var unsigned: UInt128
+        var small: Int128
+        var list: [Int128]
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    static var ledger: Ledger {
+        Ledger(big: .min, unsigned: .max, small: -5, list: [.max, 0, Int128(Int64.max) + 1])
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("the plain tree keeps them native, and every strategy applies")
+    func plainTree() throws {
+        #expect(try KeyValueEncoder().encode(Int128.max) as? Int128 == .max)
+        #expect(try KeyValueEncoder().encode(UInt128.max) as? UInt128 == .max)
+        try expectRoundTrip(Self.ledger)
+        let decoder = KeyValueDecoder()
+        #expect(try decoder.decode(Int128.self, from: 5) == 5)
+        #expect(try decoder.decode(UInt128.self, from: UInt64.max) == UInt128(UInt64.max))
+        #expect(try decoder.decode(Int64.self, from: Int128(7)) == 7)
+        let tooBig = caught(DecodingError.self) { try decoder.decode(Int64.self, from: Int128.max) }
+        #expect(debugDescription(of: tooBig) == "Int128 at SELF, cannot be exactly represented by Int64")
+        var clamping = KeyValueDecoder()
+        clamping.intDecodingStrategy = .clamping(roundingRule: nil)
+        #expect(try clamping.decode(Int8.self, from: Int128.max) == 127)
+        #expect(try clamping.decode(Int8.self, from: Int128.min) == -128)
+        #expect(try decoder.decode(Double.self, from: Int128(1) << 100) == 0x1p100)
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("UserDefaults keeps them exact: an Int when they fit, marked digits when not, here and in a new process")
+    func stored() throws {
+        var checks = StoredChecks()
+        try checks.add(Self.ledger, readAs: Ledger.self, expecting: Self.ledger, "a ledger")
+        try checks.add(Int128.max, readAs: Int128.self, expecting: .max, "Int128.max")
+        try checks.add(UInt128.max, readAs: UInt128.self, expecting: .max, "UInt128.max")
+        try checks.add(Int128(-5), readAs: Int.self, expecting: -5, "a small Int128 read as Int")
+        try checks.verify()
+        let suite = checks.suite
+        #expect(suite.defaults.object(forKey: "check.1") as? String == StoredForm.integerPrefix + "170141183460469231731687303715884105727")
+        #expect(suite.defaults.object(forKey: "check.3") as? Int == -5)
+        let error = caught(DecodingError.self) { try suite.defaults.decode(Int.self, forKey: "check.2") }
+        #expect(debugDescription(of: error) == "UInt128 at SELF, cannot be exactly represented by Int")
     }
 }
