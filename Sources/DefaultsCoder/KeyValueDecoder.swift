@@ -168,7 +168,12 @@ final class DecoderImpl: Decoder, SingleValueDecodingContainer {
     let form: any DecodingForm
     let userInfo: [CodingUserInfoKey: Any]
     /// Whether the key strategy changes keys (and so must leave `[String: V]` keys alone).
-    let convertsKeys: Bool
+    /// Computed, not stored: with a stored `Bool` here, Swift 6.3.1's optimizer emitted
+    /// invalid code for this module in release builds (an LLVM verifier failure).
+    var convertsKeys: Bool {
+        if case .useDefaultKeys = options.keyDecodingStrategy { return false }
+        return true
+    }
 
     // Written for every nested value, by the one thread running the decode only, so
     // runtime exclusivity checks are switched off.
@@ -184,11 +189,6 @@ final class DecoderImpl: Decoder, SingleValueDecodingContainer {
         self.options = options
         self.form = form
         self.userInfo = codingUserInfo(options.userInfo)
-        if case .useDefaultKeys = options.keyDecodingStrategy {
-            convertsKeys = false
-        } else {
-            convertsKeys = true
-        }
         self.value = value
         self.parent = parent
         self.step = step

@@ -77,6 +77,15 @@ func classifyNumber(_ value: Any) -> NumberValue? {
     return nil
 }
 
+/// The `Double` that represents the integer `digits` exactly, or `nil`.
+private func wideExactDouble(_ digits: String) -> Double? {
+    if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
+        if let int = Int128(digits) { return Double(exactly: int) }
+        if let uint = UInt128(digits) { return Double(exactly: uint) }
+    }
+    return nil
+}
+
 /// A 128-bit integer: at 64 bits when it fits, as exact text when it does not.
 func wideNumber<T: FixedWidthInteger>(_ value: T) -> NumberValue {
     if let int = Int64(exactly: value) { return .signed(int, type: T.self) }
@@ -114,9 +123,7 @@ extension NumberValue {
                   Decimal(strictString: "\(double)") == decimal else { return nil }
             return double
         case .wide(let digits, _):
-            guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) else { return nil }
-            if let int = Int128(digits) { return Double(exactly: int) }
-            return UInt128(digits).flatMap { Double(exactly: $0) }
+            return wideExactDouble(digits)
         }
     }
 

@@ -309,6 +309,48 @@ struct UserDefaultsCodableTests {
         #expect(throws: DecodingError.self) { try decoder.decodeFromUserDefaults(Bool.self, from: try #require(values["other"])) }
     }
 
+    // Ported from KeyValueCoder's UserDefaults+CodableTests: testDecodes_Bool,
+    // testDecodes_Integer, testDecodes_Double, testDecodes_Float, testDecodes_URL and
+    // testNil_RemovesObject. One difference stays on purpose: "other" read as a Bool
+    // throws here, where KeyValueCoder gives false (see the README's table).
+    @Test("what Foundation's setters store reads as KeyValueCoder's tests expect")
+    func keyValueCoderReads() throws {
+        let suite = TestSuite()
+        let defaults = suite.defaults
+        defaults.set("YES", forKey: "flag")
+        #expect(try defaults.decode(Bool.self, forKey: "flag") == true)
+        defaults.set("NO", forKey: "flag")
+        #expect(try defaults.decode(Bool.self, forKey: "flag") == false)
+        defaults.set("other", forKey: "flag")
+        #expect(defaults.bool(forKey: "flag") == false)
+        #expect(throws: DecodingError.self) { try defaults.decode(Bool.self, forKey: "flag") }
+        defaults.set("YES", forKey: "flag")
+        #expect(try defaults.decode(String.self, forKey: "flag") == "YES")
+
+        defaults.set(1, forKey: "number")
+        #expect(try defaults.decode(Int.self, forKey: "number") == 1)
+        defaults.set("2", forKey: "number")
+        #expect(try defaults.decode(Int.self, forKey: "number") == 2)
+        defaults.set(Double(1.5), forKey: "number")
+        #expect(try defaults.decode(Double.self, forKey: "number") == 1.5)
+        defaults.set("2.5", forKey: "number")
+        #expect(try defaults.decode(Double.self, forKey: "number") == 2.5)
+        #expect(try defaults.decode(Float.self, forKey: "number") == 2.5)
+        defaults.set(Float(1.5), forKey: "number")
+        #expect(try defaults.decode(Float.self, forKey: "number") == 1.5)
+
+        defaults.set(URL(fileURLWithPath: "/fish"), forKey: "url")
+        #expect(try defaults.decode(URL.self, forKey: "url") == URL(fileURLWithPath: "/fish"))
+        defaults.set("/chips", forKey: "url")
+        #expect(try defaults.decode(URL.self, forKey: "url") == URL(fileURLWithPath: "/chips"))
+
+        defaults.set("fish", forKey: "food")
+        #expect(try defaults.decode(Food.self, forKey: "food") == Food(rawValue: "fish"))
+        try defaults.encode(Food?.none, forKey: "food")
+        #expect(defaults.object(forKey: "food") == nil)
+        #expect(try defaults.decode(Food.self, forKey: "food") == nil)
+    }
+
     @Test("values Foundation's own setters stored read through the package as Foundation reads them")
     func plainStrings() throws {
         let suite = TestSuite()
