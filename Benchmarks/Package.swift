@@ -25,7 +25,7 @@ let package = Package(
         .executableTarget(
             name: "InstructionCounts",
             dependencies: [.product(name: "DefaultsCoder", package: "DefaultsCoder")],
-            path: "Benchmarks/InstructionCounts"
+            path: "Instructions"
         ),
     ]
 )

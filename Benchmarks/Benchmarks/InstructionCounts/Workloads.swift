@@ -1,1 +1,0 @@
-../CoderBenchmarks/Workloads.swift
