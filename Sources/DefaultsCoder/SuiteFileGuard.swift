@@ -10,6 +10,13 @@
 //
 
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The file behind a `UserDefaults` suite exists but cannot be read, so writing to the
 /// suite would replace every value in it.
@@ -113,20 +120,23 @@ enum SuiteFileCheck {
     private static let checked = Locked<[String: (stamp: FileStamp, problem: UnreadableDefaultsFile?)]>([:])
 
     private struct FileStamp: Equatable {
-        var size: Int
-        var modified: Date
+        var size: Int64
+        var seconds: Int
+        var nanoseconds: Int
     }
 
     /// The file's size and date, following a symbolic link; `nil` when there is nothing
     /// there (also a link to nothing), so nothing to lose.
     private static func stamp(of url: URL) -> FileStamp? {
-        let path = url.resolvingSymlinksInPath().path
-        guard FileManager.default.fileExists(atPath: path),
-              let attributes = try? FileManager.default.attributesOfItem(atPath: path) else { return nil }
-        return FileStamp(
-            size: (attributes[.size] as? NSNumber)?.intValue ?? -1,
-            modified: attributes[.modificationDate] as? Date ?? .distantPast
-        )
+        // One stat(2), which follows a symbolic link: a write costs this when the file
+        // is unchanged, and a link to nothing fails it like a missing file.
+        var info = stat()
+        guard stat(url.path, &info) == 0 else { return nil }
+        #if canImport(Darwin)
+        return FileStamp(size: Int64(info.st_size), seconds: Int(info.st_mtimespec.tv_sec), nanoseconds: Int(info.st_mtimespec.tv_nsec))
+        #else
+        return FileStamp(size: Int64(info.st_size), seconds: Int(info.st_mtim.tv_sec), nanoseconds: Int(info.st_mtim.tv_nsec))
+        #endif
     }
 
     static func problem(at url: URL) -> UnreadableDefaultsFile? {
