@@ -262,10 +262,17 @@ final class DecoderImpl: Decoder, SingleValueDecodingContainer {
         if T.self == Int.self { return try unboxInteger(value, parent: parent, step: step()) as Int as! T }
         if T.self == Double.self { return try unboxDouble(value, parent: parent, step: step()) as! T }
         if T.self == Bool.self { return try unboxBool(value, parent: parent, step: step()) as! T }
-        if T.self == PrimitiveArrays.strings, let strings = form.strings(value) { return strings as! T }
-        if T.self == PrimitiveArrays.ints || T.self == PrimitiveArrays.doubles || T.self == PrimitiveArrays.bools,
-           Swift.type(of: value) == T.self {
-            return value as! T
+        // Arrays and String-keyed dictionaries of primitives that are already of the
+        // exact Swift type pass through whole (no NSNumber bridging: a Bool must not
+        // become a number).
+        if (parent?.depth ?? 0) + 1 < NestingGuard.maximumContainers {
+            if T.self == PrimitiveArrays.strings, let strings = form.strings(value) { return strings as! T }
+            if T.self == PrimitiveArrays.ints || T.self == PrimitiveArrays.doubles || T.self == PrimitiveArrays.bools
+                || T.self == PrimitiveDictionaries.ints || T.self == PrimitiveDictionaries.doubles || T.self == PrimitiveDictionaries.bools,
+               Swift.type(of: value) == T.self {
+                return value as! T
+            }
+            if T.self == PrimitiveDictionaries.strings, let strings = form.stringDictionary(value) { return strings as! T }
         }
         if T.self == Date.self { return try unboxDate(value, parent: parent, step: step()) as! T }
         if T.self == URL.self, let url = try unboxURL(value, parent: parent, step: step()) { return url as! T }

@@ -421,10 +421,22 @@ final class EncoderImpl: Encoder, SingleValueEncodingContainer {
         if T.self == Int.self { return value as! Int }
         if T.self == Double.self { return value as! Double }
         if T.self == Bool.self { return value as! Bool }
-        if T.self == PrimitiveArrays.strings { return form.strings(value as! [String]) }
-        if T.self == PrimitiveArrays.ints || T.self == PrimitiveArrays.doubles || T.self == PrimitiveArrays.bools {
-            // Homogeneous arrays of plist primitives are already a valid tree.
-            return value
+        // Homogeneous arrays and String-keyed dictionaries of plist primitives are
+        // already a valid tree, unless they would sit deeper than the form allows (the
+        // long way then throws with the path).
+        if (parent?.depth ?? 0) + 1 < form.containerDepthLimit {
+            if T.self == PrimitiveArrays.strings { return form.strings(value as! [String]) }
+            if T.self == PrimitiveArrays.ints || T.self == PrimitiveArrays.doubles || T.self == PrimitiveArrays.bools {
+                return value
+            }
+            if T.self == PrimitiveDictionaries.strings,
+               let whole = form.primitiveDictionary(value, strings: (value as! [String: String])) {
+                return whole
+            }
+            if T.self == PrimitiveDictionaries.ints || T.self == PrimitiveDictionaries.doubles || T.self == PrimitiveDictionaries.bools,
+               let whole = form.primitiveDictionary(value, strings: nil) {
+                return whole
+            }
         }
         if T.self == Date.self { return try boxDate(value as! Date, parent: parent, step: step()) }
         if T.self == URL.self { return try boxURL(value as! URL, parent: parent, step: step()) }

@@ -170,6 +170,15 @@ struct StoredEncodingForm: EncodingForm {
 
     /// An integer as `Int`, or `UInt64` above `Int64.max`; wider ones (`Int128`,
     /// `UInt128`) as their exact text, marked as an integer.
+    /// Whole when no key needs refusing and no string escaping.
+    func primitiveDictionary(_ value: Any, strings: [String: String]?) -> Any? {
+        guard let keys = (value as? [String: Any])?.keys else { return nil }
+        if keys.contains(where: { problem(withKey: $0) != nil }) { return nil }
+        guard let strings else { return value }
+        guard strings.values.contains(where: { $0.utf8.first == StoredForm.leadByte }) else { return value }
+        return strings.mapValues(StoredForm.escape)
+    }
+
     func integer<T: FixedWidthInteger>(_ value: T) -> Any {
         if let int = Int(exactly: value) { return int }
         if let uint = UInt64(exactly: value) { return uint }
@@ -304,6 +313,11 @@ struct StoredDecodingForm: DecodingForm {
 
     func strings(_ value: Any) -> [String]? {
         guard let strings = value as? [String], !strings.contains(where: { $0.utf8.first == StoredForm.leadByte }) else { return nil }
+        return strings
+    }
+
+    func stringDictionary(_ value: Any) -> [String: String]? {
+        guard let strings = value as? [String: String], !strings.values.contains(where: { $0.utf8.first == StoredForm.leadByte }) else { return nil }
         return strings
     }
 

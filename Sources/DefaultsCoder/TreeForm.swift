@@ -32,6 +32,9 @@ protocol EncodingForm {
 
     func string(_ value: String) -> Any
     func strings(_ value: [String]) -> Any
+    /// A `[String: String]`, `[String: Int]`, `[String: Double]` or `[String: Bool]`
+    /// written whole, or `nil` to write it entry by entry (a key to check).
+    func primitiveDictionary(_ value: Any, strings: [String: String]?) -> Any?
     func integer<T: FixedWidthInteger>(_ value: T) -> Any
     func float(_ value: Float) -> Any
     /// A `Date` under the `.date` strategy.
@@ -59,6 +62,8 @@ protocol DecodingForm {
     /// The strings `value` stands for when it is an array of strings that need no
     /// reading; `nil` sends it the long way, element by element.
     func strings(_ value: Any) -> [String]?
+    /// `value` as a `[String: String]` when its strings need no reading, or `nil`.
+    func stringDictionary(_ value: Any) -> [String: String]?
     /// The decimal a value that is not a number stands for, or `nil` (numbers are read
     /// as decimals in every form).
     func decimal(_ value: Any) -> Decimal?
@@ -96,6 +101,7 @@ struct PlainEncodingForm: EncodingForm {
 
     @inline(__always) func string(_ value: String) -> Any { value }
     @inline(__always) func strings(_ value: [String]) -> Any { value }
+    @inline(__always) func primitiveDictionary(_ value: Any, strings: [String: String]?) -> Any? { value }
     @inline(__always) func integer<T: FixedWidthInteger>(_ value: T) -> Any { value }
     @inline(__always) func float(_ value: Float) -> Any { value }
     @inline(__always) func date(_ value: Date) -> Any { value }
@@ -114,6 +120,7 @@ struct PlainDecodingForm: DecodingForm {
     func unwrap(_ value: Any) -> UnwrappedValue { isNull(value) ? .none : .some(value) }
     @inline(__always) func string(_ value: Any) -> String? { value as? String }
     @inline(__always) func strings(_ value: Any) -> [String]? { value as? [String] }
+    @inline(__always) func stringDictionary(_ value: Any) -> [String: String]? { value as? [String: String] }
 
     func decimal(_ value: Any) -> Decimal? { nil }
     func number(_ value: Any) -> NumberValue? { nil }

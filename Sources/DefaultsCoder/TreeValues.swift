@@ -75,3 +75,12 @@ enum PrimitiveArrays {
     static let doubles: Any.Type = [Double].self
     static let bools: Any.Type = [Bool].self
 }
+
+/// The dictionary types both coders pass through whole: their keys are data, which no
+/// key strategy changes, and their values are plist primitives.
+enum PrimitiveDictionaries {
+    static let strings: Any.Type = [String: String].self
+    static let ints: Any.Type = [String: Int].self
+    static let doubles: Any.Type = [String: Double].self
+    static let bools: Any.Type = [String: Bool].self
+}

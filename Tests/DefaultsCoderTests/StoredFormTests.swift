@@ -184,6 +184,41 @@ struct StoredFormTests {
         try checks.verify()
     }
 
+    /// Arrays of containers `levels` deep with a primitive collection at the bottom:
+    /// `levels` containers, and one more for the collection.
+    struct CollectionAtDepth: Encodable {
+        let levels: Int
+        let dictionary: Bool
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.unkeyedContainer()
+            for _ in 1..<levels { container = container.nestedUnkeyedContainer() }
+            if dictionary { try container.encode(["k": 1]) } else { try container.encode([1, 2]) }
+        }
+    }
+
+    @Test("arrays and dictionaries of primitives, written whole, still count against the file's depth", arguments: [false, true])
+    func primitiveCollectionsAtDepth(dictionary: Bool) throws {
+        let suite = TestSuite()
+        try suite.defaults.encode(CollectionAtDepth(levels: StoredForm.containerDepthLimit - 1, dictionary: dictionary), forKey: "fits")
+        let error = caught(EncodingError.self) {
+            try suite.defaults.encode(CollectionAtDepth(levels: StoredForm.containerDepthLimit, dictionary: dictionary), forKey: "deeper")
+        }
+        #expect(debugDescription(of: error)?.hasPrefix("Cannot store containers nested deeper than 511 levels in UserDefaults") == true)
+        #expect(suite.defaults.object(forKey: "deeper") == nil)
+        #expect(try SecondProcess.read(suite)["fits"] != nil)
+    }
+
+    @Test("dictionaries of primitives written whole keep the stored form's rules")
+    func primitiveDictionaries() throws {
+        var checks = StoredChecks()
+        let tricky = Dictionary(uniqueKeysWithValues: TrickyStrings.all.enumerated().map { ("k\($0.offset)", $0.element) })
+        try checks.add(tricky, readAs: [String: String].self, expecting: tricky, "[String: String] of tricky strings")
+        try checks.add(["a": 1.5, "b": -0.25], readAs: [String: Double].self, expecting: ["a": 1.5, "b": -0.25], "[String: Double]")
+        try checks.add(["a": true], readAs: [String: Bool].self, expecting: ["a": true], "[String: Bool]")
+        try checks.verify()
+        #expect(throws: EncodingError.self) { try checks.suite.defaults.encode(["\u{FEFF}k": 1], forKey: "bom") }
+    }
+
     @Test("a string that begins with U+FEFF is kept; a key that begins with it is refused", arguments: [
         "\u{FEFF}", "\u{FEFF}value", "\u{FEFF}\u{FEFF}x",
     ])
