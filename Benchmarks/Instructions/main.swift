@@ -23,6 +23,10 @@ let settingsTree = try encoder.encode(settings)!
 let wideTree = try encoder.encode(wideDoubles)!
 let deepTree = try encoder.encode(deep64)!
 var sink = 0
+let defaults = UserDefaults(suiteName: "defaults-coder-instructions")!
+for index in 0..<20 { defaults.set("filler \(index)", forKey: "filler.\(index)") }
+try defaults.encode(settings, forKey: "native")
+let storedTree = defaults.object(forKey: "native")!
 
 for _ in 0..<rounds {
     switch arguments[1] {
@@ -38,6 +42,18 @@ for _ in 0..<rounds {
         for _ in 0..<20 { sink &+= (try encoder.encode(deep64) as? [String: Any])?.count ?? 0 }
     case "deep-decode":
         for _ in 0..<20 { if case .node = try decoder.decode(Nested.self, from: deepTree) { sink &+= 1 } }
+    case "defaults-write":
+        for _ in 0..<10 { try defaults.encode(settings, forKey: "native") }
+    case "defaults-set-tree":
+        // Foundation's own write of the same tree, as the package writes it.
+        for _ in 0..<10 {
+            defaults.set(storedTree, forKey: "native")
+            defaults.synchronize()
+        }
+    case "defaults-read":
+        for _ in 0..<10 { sink &+= try defaults.decode(Settings.self, forKey: "native")?.retries ?? 0 }
+    case "defaults-object":
+        for _ in 0..<10 { sink &+= defaults.object(forKey: "native") == nil ? 0 : 1 }
     default:
         print("unknown workload \(arguments[1])")
         exit(2)
