@@ -75,10 +75,26 @@ extension UserDefaults {
     }
 
     /// Where Foundation keeps this suite, on platforms where it writes the file itself.
+    /// Looked up once per `UserDefaults` object: reading the suite name through `Mirror`
+    /// costs more than the rest of the guard.
     var suiteFileURL: URL? {
         #if canImport(Darwin)
         return nil
         #else
+        let id = ObjectIdentifier(self)
+        if let known = SuiteFileCheck.locations.withLock({ $0[id] }), known.defaults.object === self {
+            return known.url
+        }
+        let url = lookUpSuiteFileURL()
+        SuiteFileCheck.locations.withLock { locations in
+            if locations.count >= 64 { locations = locations.filter { $0.value.defaults.object != nil } }
+            locations[id] = (WeakReference(self), url)
+        }
+        return url
+        #endif
+    }
+
+    private func lookUpSuiteFileURL() -> URL? {
         // swift-corelibs-foundation keeps the suite name in a stored property of
         // `UserDefaults`; Mirror reads it, through any subclass. If that ever changes,
         // the guard quietly does nothing.
@@ -100,7 +116,6 @@ extension UserDefaults {
         // A suite named by an absolute path lives at that path (measured on Linux).
         if name.hasPrefix("/") { return URL(fileURLWithPath: name + ".plist") }
         return SuiteFileCheck.configDirectory.appendingPathComponent("\(name).plist")
-        #endif
     }
 }
 
@@ -116,6 +131,10 @@ enum SuiteFileCheck {
         return environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
             ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".config")
     }()
+
+    /// Each `UserDefaults` object's file, by object: a weak reference tells a live object
+    /// from a new one at a reused address.
+    static let locations = Locked<[ObjectIdentifier: (defaults: WeakReference, url: URL?)]>([:])
 
     private static let checked = Locked<[String: (stamp: FileStamp, problem: UnreadableDefaultsFile?)]>([:])
 
@@ -193,4 +212,11 @@ enum SuiteFileCheck {
     static func forget(_ url: URL) {
         checked.withLock { $0[url.path] = nil }
     }
+}
+
+/// A reference that does not keep its object alive.
+final class WeakReference: @unchecked Sendable {
+    // Set once in init; the runtime makes reading a weak reference safe on any thread.
+    weak var object: AnyObject?
+    init(_ object: AnyObject) { self.object = object }
 }

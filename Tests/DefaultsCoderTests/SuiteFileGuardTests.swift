@@ -114,6 +114,20 @@ struct SuiteFileGuardTests {
         #expect(try suite.defaults.moveUnreadableFileAside() == nil)
     }
 
+    @Test("each UserDefaults object's file is found anew, also for a new object at a reused address")
+    func locationsPerObject() throws {
+        for round in 0..<6 {
+            // Objects made and freed in turn tend to reuse one address.
+            let healthy = TestSuite("healthy\(round)")
+            #expect(healthy.defaults.suiteFileURL == healthy.fileURL)
+            try healthy.defaults.encode(round, forKey: "n")
+            let damaged = TestSuite("damaged\(round)")
+            #expect(damaged.defaults.suiteFileURL == damaged.fileURL)
+            try Data("garbage".utf8).write(to: damaged.fileURL)
+            #expect(throws: UnreadableDefaultsFile.self) { try damaged.defaults.encode(round, forKey: "n") }
+        }
+    }
+
     @Test("the guard holds through a UserDefaults subclass")
     func subclass() throws {
         let name = "DefaultsCoderTests.subclass.\(UUID().uuidString)"
