@@ -210,8 +210,8 @@ final class DecoderImpl: Decoder, SingleValueDecodingContainer {
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         let node = CodingPathNode.appending(step, to: parent)
         try checkContainerDepth(node)
-        let dictionary = try unboxDictionary(value, parent: parent, step: step, node: node)
-        return KeyedDecodingContainer(KeyedContainer<Key>(decoder: self, dictionary: dictionary, node: node))
+        let values = try unboxDictionary(value, parent: parent, step: step, node: node)
+        return KeyedDecodingContainer(KeyedContainer<Key>(decoder: self, values: values, node: node))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -473,12 +473,25 @@ final class DecoderImpl: Decoder, SingleValueDecodingContainer {
         }
     }
 
-    /// The dictionary of a keyed container for the value at `node`, with its keys
+    /// The entries of a keyed container for the value at `node`, with their keys
     /// converted by the key strategy.
-    func unboxDictionary(_ value: Any, parent: CodingPathNode?, step: PathStep?, node: CodingPathNode?) throws -> [String: Any] {
+    func unboxDictionary(_ value: Any, parent: CodingPathNode?, step: PathStep?, node: CodingPathNode?) throws -> KeyedValues {
+        if case .useDefaultKeys = options.keyDecodingStrategy {
+            if Swift.type(of: value) == [String: Any].self { return .native(value as! [String: Any]) }
+            // What Foundation's `object(forKey:)` hands back on Linux, read as it is:
+            // converting it to `[String: Any]` rehashes every key.
+            if let unwrapped = flattenOptional(value), Swift.type(of: unwrapped) == [AnyHashable: Any?].self {
+                return .foundation(unwrapped as! [AnyHashable: Any?])
+            }
+        }
         guard let dictionary = value as? [String: Any] else {
             throw mismatch([String: Any].self, value, parent, step)
         }
+        return .native(try convertKeys(of: dictionary, node: node))
+    }
+
+    /// `dictionary` with its keys converted by the key strategy.
+    private func convertKeys(of dictionary: [String: Any], node: CodingPathNode?) throws -> [String: Any] {
         switch options.keyDecodingStrategy {
         case .useDefaultKeys:
             return dictionary
@@ -543,23 +556,48 @@ extension Dictionary: StringKeyedDictionaryDecodable where Key == String, Value:
     }
 }
 
+/// The entries a keyed container reads.
+enum KeyedValues {
+    /// A Swift dictionary, as the encoder makes one.
+    case native([String: Any])
+    /// The dictionary Foundation's `object(forKey:)` returns on Linux, whose values are
+    /// `Optional`s; the decoder sees through them.
+    case foundation([AnyHashable: Any?])
+
+    subscript(key: String) -> Any? {
+        switch self {
+        case .native(let dictionary): return dictionary[key]
+        case .foundation(let dictionary):
+            guard let entry = dictionary[AnyHashable(key)] else { return nil }
+            return entry ?? (Optional<Any>.none as Any)
+        }
+    }
+
+    var keys: [String] {
+        switch self {
+        case .native(let dictionary): return Array(dictionary.keys)
+        case .foundation(let dictionary): return dictionary.keys.compactMap { $0.base as? String }
+        }
+    }
+}
+
 // MARK: - Containers
 
 private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let decoder: DecoderImpl
-    let dictionary: [String: Any]
+    let values: KeyedValues
     /// The path of the value this container reads.
     let node: CodingPathNode?
 
     var codingPath: [any CodingKey] { CodingPathNode.codingPath(of: node) }
 
-    var allKeys: [Key] { dictionary.keys.compactMap { Key(stringValue: $0) } }
+    var allKeys: [Key] { values.keys.compactMap { Key(stringValue: $0) } }
 
-    func contains(_ key: Key) -> Bool { dictionary[key.stringValue] != nil }
+    func contains(_ key: Key) -> Bool { values[key.stringValue] != nil }
 
     @inline(__always)
     private func value(for key: Key) throws -> Any {
-        guard let value = dictionary[key.stringValue] else {
+        guard let value = values[key.stringValue] else {
             throw DecodingError.missingKey(key, containerPath: codingPath)
         }
         return value
@@ -593,12 +631,12 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     /// An absent key or a `nil` gives `nil`. Read as the optional itself would be, so
     /// that what `encodeIfPresent` and `encode` wrote read back the same.
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-        guard let value = dictionary[key.stringValue] else { return nil }
+        guard let value = values[key.stringValue] else { return nil }
         return try decoder.unboxWrapped(decoder.form.unwrap(value), as: type, parent: node, step: .key(key))
     }
 
     func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
-        guard let value = dictionary[key.stringValue] else { return nil }
+        guard let value = values[key.stringValue] else { return nil }
         return try decoder.unboxWrapped(decoder.form.unwrap(value), as: type, parent: node, step: .key(key))
     }
 
@@ -607,7 +645,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         let nestedNode = CodingPathNode(parent: node, step: .key(key))
         try decoder.checkContainerDepth(nestedNode)
         let nested = try decoder.unboxDictionary(value, parent: node, step: .key(key), node: nestedNode)
-        return KeyedDecodingContainer(KeyedContainer<NestedKey>(decoder: decoder, dictionary: nested, node: nestedNode))
+        return KeyedDecodingContainer(KeyedContainer<NestedKey>(decoder: decoder, values: nested, node: nestedNode))
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
@@ -628,7 +666,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     private func superDecoder(named key: some CodingKey) -> any Decoder {
         // As JSONDecoder does: a missing key gives a decoder of nil, not an error.
-        let value = dictionary[key.stringValue] ?? (Optional<Any>.none as Any)
+        let value = values[key.stringValue] ?? (Optional<Any>.none as Any)
         return decoder.makeSuperDecoder(value: value, at: node, step: .key(key))
     }
 }
@@ -722,7 +760,7 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
         let nested = try next([String: Any].self) { decoder, value, node, step in
             try decoder.unboxDictionary(value, parent: node, step: step, node: nestedNode)
         }
-        return KeyedDecodingContainer(KeyedContainer<NestedKey>(decoder: decoder, dictionary: nested, node: nestedNode))
+        return KeyedDecodingContainer(KeyedContainer<NestedKey>(decoder: decoder, values: nested, node: nestedNode))
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {

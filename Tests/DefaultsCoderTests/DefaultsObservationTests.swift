@@ -56,7 +56,7 @@ struct DefaultsObservationTests {
         // A package write to the same key name, in another suite, makes the observer look again.
         let other = TestSuite()
         nonisolated(unsafe) let otherDefaults = other.defaults
-        #expect(finishes { try? otherDefaults.set(5, for: key) })
+        #expect(await finishes { try? otherDefaults.set(5, for: key) })
         #expect(await eventually { events.withLock { $0 } == [[1, 0], [0, 7]] }, "\(events.withLock { $0 })")
         #expect(try suite.defaults.value(for: key) == 7)
         withExtendedLifetime(observation) {}
@@ -72,7 +72,7 @@ struct DefaultsObservationTests {
             events.withLock { $0.append([old, new]) }
             if new == 1 { try? defaults.set(2, for: key) }
         }
-        #expect(finishes { try? defaults.set(1, for: key) })
+        #expect(await finishes { try? defaults.set(1, for: key) })
         #expect(await eventually { events.withLock { $0 } == [[0, 1], [1, 2]] }, "\(events.withLock { $0 })")
         withExtendedLifetime(observation) {}
     }

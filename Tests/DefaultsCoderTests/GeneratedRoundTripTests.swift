@@ -74,7 +74,7 @@ struct GeneratedRoundTripTests {
     }
 
     @Test("Through a real suite, its file, and a fresh read")
-    func throughSuiteFile() throws {
+    func throughSuiteFile() async throws {
         let suite = TestSuite()
         var written: [(seed: UInt64, value: GeneratedValue)] = []
         for seed in Self.seeds(Self.suiteCount, offset: 2_000_000) {
@@ -103,7 +103,7 @@ struct GeneratedRoundTripTests {
         #endif
 
         // What a second process reads from the file.
-        let there = try SecondProcess.read(suite)
+        let there = try await SecondProcess.read(suite)
         #expect(there.count == written.count)
         for (seed, value) in written {
             let object = try #require(there["value.\(seed)"], "seed \(seed) missing in a new process")

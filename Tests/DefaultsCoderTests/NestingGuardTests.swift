@@ -10,18 +10,9 @@ import Foundation
 import Testing
 @testable import DefaultsCoder
 
-/// Runs `body` on a new thread with a stack of `size` bytes, and waits for it.
-func onThread<R: Sendable>(stackSize size: Int, _ body: @escaping @Sendable () -> R) -> R {
-    let result = Locked<R?>(nil)
-    let done = DispatchSemaphore(value: 0)
-    let thread = Thread {
-        result.withLock { $0 = body() }
-        done.signal()
-    }
-    thread.stackSize = size
-    thread.start()
-    done.wait()
-    return result.withLock { $0! }
+/// Runs `body` on a new thread with a stack of `size` bytes, and awaits it.
+func onThread<R: Sendable>(stackSize size: Int, _ body: @escaping @Sendable () -> R) async -> R {
+    try! await offPool(stackSize: size) { body() }
 }
 
 /// What an encode or decode on a small stack came to: a value, or the error's message.
@@ -44,13 +35,13 @@ struct NestingGuardTests {
     }
 
     @Test("encoding deep values on a 512 KiB thread throws or succeeds, and never crashes", arguments: [100, 300, 510, 2_000])
-    func deepEncode(levels: Int) {
+    func deepEncode(levels: Int) async {
         // Made and released on this thread: releasing a value this deep recurses too,
         // and that is the runtime's, not the coder's. (A value the thread's closure
         // captured would be released when the thread ends, on its small stack.)
         let input = Locked<JSONValue?>(JSONValue.nested(levels))
         defer { input.withLock { $0 = nil } }
-        let outcome = onThread(stackSize: Self.smallStack) {
+        let outcome = await onThread(stackSize: Self.smallStack) {
             let value = input.withLock { $0! }
             return Self.outcome { try KeyValueEncoder().encode(value) }
         }
@@ -62,10 +53,10 @@ struct NestingGuardTests {
     }
 
     @Test("decoding deep trees on a 512 KiB thread throws or succeeds, and never crashes", arguments: [100, 300, 510, 2_000])
-    func deepDecode(levels: Int) {
+    func deepDecode(levels: Int) async {
         let input = Locked<SendableAny?>(SendableAny((0..<levels).reduce("x" as Any) { inner, _ in [inner] }))
         defer { input.withLock { $0 = nil } }
-        let outcome = onThread(stackSize: Self.smallStack) {
+        let outcome = await onThread(stackSize: Self.smallStack) {
             let tree = input.withLock { $0! }
             return Self.outcome { try KeyValueDecoder().decode(StrictNest.self, from: tree.value) }
         }
@@ -77,13 +68,13 @@ struct NestingGuardTests {
     }
 
     @Test("storing a deep value on a 512 KiB thread throws with its path before anything is written")
-    func deepStore() {
+    func deepStore() async {
         let suite = TestSuite()
         let defaults = suite.defaults
         nonisolated(unsafe) let unsafeDefaults = defaults
         let input = Locked<JSONValue?>(JSONValue.nested(510))
         defer { input.withLock { $0 = nil } }
-        let outcome = onThread(stackSize: Self.smallStack) {
+        let outcome = await onThread(stackSize: Self.smallStack) {
             let value = input.withLock { $0! }
             return Self.outcome { try unsafeDefaults.encode(value, forKey: "deep") }
         }
@@ -94,8 +85,8 @@ struct NestingGuardTests {
     }
 
     @Test("a reference cycle throws, on the main stack and on a 512 KiB one", arguments: [0, 512 * 1024])
-    func cycle(stackSize: Int) {
-        let outcome = onThread(stackSize: stackSize == 0 ? 8 << 20 : stackSize) {
+    func cycle(stackSize: Int) async {
+        let outcome = await onThread(stackSize: stackSize == 0 ? 8 << 20 : stackSize) {
             let cyclic = Cyclic()
             cyclic.next = cyclic
             defer { cyclic.next = nil }
@@ -109,10 +100,10 @@ struct NestingGuardTests {
     }
 
     @Test("a value that encodes or decodes itself throws instead of recursing until the stack ends", arguments: [0, 512 * 1024])
-    func selfEncoding(stackSize: Int) {
+    func selfEncoding(stackSize: Int) async {
         let size = stackSize == 0 ? 8 << 20 : stackSize
-        let encoded = onThread(stackSize: size) { Self.outcome { try KeyValueEncoder().encode(SelfEncoding()) } }
-        let decoded = onThread(stackSize: size) { Self.outcome { try KeyValueDecoder().decode(SelfEncoding.self, from: 1) } }
+        let encoded = await onThread(stackSize: size) { Self.outcome { try KeyValueEncoder().encode(SelfEncoding()) } }
+        let decoded = await onThread(stackSize: size) { Self.outcome { try KeyValueDecoder().decode(SelfEncoding.self, from: 1) } }
         for outcome in [encoded, decoded] {
             guard case .error(let message) = outcome else {
                 Issue.record("self-recursion came back with a value")

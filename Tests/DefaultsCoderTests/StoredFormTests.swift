@@ -42,7 +42,7 @@ struct StoredChecks {
     }
 
     /// Runs every check in this process, then in a new one.
-    func verify(sourceLocation: SourceLocation = #_sourceLocation) throws {
+    func verify(sourceLocation: SourceLocation = #_sourceLocation) async throws {
         for check in checks {
             do {
                 let here = try check.read(suite.defaults)
@@ -51,7 +51,7 @@ struct StoredChecks {
                 Issue.record("\(check.label): reading here threw \(error)", sourceLocation: sourceLocation)
             }
         }
-        let there = try SecondProcess.read(suite)
+        let there = try await SecondProcess.read(suite)
         for check in checks {
             do {
                 let value = try there[check.key].map(check.fromTree) ?? nil
@@ -69,7 +69,7 @@ struct StoredFormTests {
     // MARK: Class 1: the nil form never collides with a string
 
     @Test("a string comes back as itself through every door, here and in a new process", arguments: TrickyStrings.all)
-    func everyDoor(_ string: String) throws {
+    func everyDoor(_ string: String) async throws {
         var checks = StoredChecks()
         try checks.add(string, readAs: String.self, expecting: string, "String")
         try checks.add(string, readAs: String?.self, expecting: string, "String re-declared as String?")
@@ -95,11 +95,11 @@ struct StoredFormTests {
             checks.addPlain(string, readAs: String?.self, expecting: string, "plain set read as String?")
             checks.addPlain([string], readAs: [String?].self, expecting: [string], "plain set read as [String?]")
         }
-        try checks.verify()
+        try await checks.verify()
     }
 
     @Test("only Optional.none at the top removes a key; every other nil is kept, at every level")
-    func nils() throws {
+    func nils() async throws {
         var checks = StoredChecks()
         try checks.add(JSONValue.null, readAs: JSONValue.self, expecting: .null, "a non-optional value that encodes nil")
         try checks.add(JSONValue.null, readAs: JSONValue?.self, expecting: .null, "… re-declared as optional")
@@ -113,14 +113,14 @@ struct StoredFormTests {
                        expecting: ProfileV2(nickname: "a", note: nil), "an absent note")
         try checks.add(ExplicitNull(value: nil), readAs: ProfileV2.self,
                        expecting: ProfileV2(nickname: "(none)", note: nil), "encodeNil(forKey:) read by decodeIfPresent(String.self)")
-        try checks.verify()
+        try await checks.verify()
 
         let suite = checks.suite
         // Typed, not through the table: a cast through Any flattens nested optionals.
         try suite.defaults.encode(Int??.some(nil), forKey: "doubleOptional")
         let here: Int??? = try suite.defaults.decode(Int??.self, forKey: "doubleOptional")
         #expect(here == .some(.some(nil)))
-        let stored = try #require(try SecondProcess.read(suite)["doubleOptional"])
+        let stored = try #require(try await SecondProcess.read(suite)["doubleOptional"])
         let there: Int?? = try KeyValueDecoder().decodeFromUserDefaults(Int??.self, from: stored)
         #expect(there == .some(nil))
 
@@ -156,7 +156,7 @@ struct StoredFormTests {
     }()
 
     @Test("the platform's characters, pinned: only a leading U+FEFF is lost in the file, and the stored form keeps even that")
-    func characters() throws {
+    func characters() async throws {
         var checks = StoredChecks()
         for string in Self.probedStrings {
             let data = try PropertyListSerialization.data(fromPropertyList: ["k": string], format: .xml, options: 0)
@@ -167,11 +167,11 @@ struct StoredFormTests {
             #endif
             try checks.add(string, readAs: String.self, expecting: string, "\(string.unicodeScalars.map { $0.value })")
         }
-        try checks.verify()
+        try await checks.verify()
     }
 
     @Test("a value as deep as the file allows is kept with the rest of the suite; one level more is refused")
-    func depthLimit() throws {
+    func depthLimit() async throws {
         var checks = StoredChecks()
         let deepest = JSONValue.nested(StoredForm.containerDepthLimit)
         try checks.add(deepest, readAs: JSONValue.self, expecting: deepest, "511 containers")
@@ -181,7 +181,7 @@ struct StoredFormTests {
         #expect(readablePath(of: error) == "SELF" + String(repeating: "[0]", count: StoredForm.containerDepthLimit))
         #expect(debugDescription(of: error)?.hasPrefix("Cannot store containers nested deeper than 511 levels in UserDefaults") == true)
         #expect(checks.suite.defaults.object(forKey: "deeper") == nil)
-        try checks.verify()
+        try await checks.verify()
     }
 
     /// Arrays of containers `levels` deep with a primitive collection at the bottom:
@@ -197,7 +197,7 @@ struct StoredFormTests {
     }
 
     @Test("arrays and dictionaries of primitives, written whole, still count against the file's depth", arguments: [false, true])
-    func primitiveCollectionsAtDepth(dictionary: Bool) throws {
+    func primitiveCollectionsAtDepth(dictionary: Bool) async throws {
         let suite = TestSuite()
         try suite.defaults.encode(CollectionAtDepth(levels: StoredForm.containerDepthLimit - 1, dictionary: dictionary), forKey: "fits")
         let error = caught(EncodingError.self) {
@@ -205,28 +205,28 @@ struct StoredFormTests {
         }
         #expect(debugDescription(of: error)?.hasPrefix("Cannot store containers nested deeper than 511 levels in UserDefaults") == true)
         #expect(suite.defaults.object(forKey: "deeper") == nil)
-        #expect(try SecondProcess.read(suite)["fits"] != nil)
+        #expect(try await SecondProcess.read(suite)["fits"] != nil)
     }
 
     @Test("dictionaries of primitives written whole keep the stored form's rules")
-    func primitiveDictionaries() throws {
+    func primitiveDictionaries() async throws {
         var checks = StoredChecks()
         let tricky = Dictionary(uniqueKeysWithValues: TrickyStrings.all.enumerated().map { ("k\($0.offset)", $0.element) })
         try checks.add(tricky, readAs: [String: String].self, expecting: tricky, "[String: String] of tricky strings")
         try checks.add(["a": 1.5, "b": -0.25], readAs: [String: Double].self, expecting: ["a": 1.5, "b": -0.25], "[String: Double]")
         try checks.add(["a": true], readAs: [String: Bool].self, expecting: ["a": true], "[String: Bool]")
-        try checks.verify()
+        try await checks.verify()
         #expect(throws: EncodingError.self) { try checks.suite.defaults.encode(["\u{FEFF}k": 1], forKey: "bom") }
     }
 
     @Test("a string that begins with U+FEFF is kept; a key that begins with it is refused", arguments: [
         "\u{FEFF}", "\u{FEFF}value", "\u{FEFF}\u{FEFF}x",
     ])
-    func byteOrderMark(_ string: String) throws {
+    func byteOrderMark(_ string: String) async throws {
         var checks = StoredChecks()
         try checks.add(string, readAs: String.self, expecting: string, "the string")
         try checks.add(["a": [string]], readAs: [String: [String]].self, expecting: ["a": [string]], "inside collections")
-        try checks.verify()
+        try await checks.verify()
 
         let keyError = caught(EncodingError.self) { try checks.suite.defaults.encode(["ok": 1, string: 2], forKey: "dictionary") }
         #expect(readablePath(of: keyError) == "SELF.\(string)")
@@ -253,24 +253,24 @@ struct StoredFormTests {
     }
 
     @Test("a relative URL is stored in the keyed form, so that it reads back as a URL")
-    func relativeURL() throws {
+    func relativeURL() async throws {
         var checks = StoredChecks()
         let relative = try #require(URL(string: "fish/chips?x=1"))
         try checks.add(relative, readAs: URL.self, expecting: relative, "a relative URL")
         try checks.add([relative, URL(string: "https://a.b")!], readAs: [URL].self, expecting: [relative, URL(string: "https://a.b")!], "in an array")
-        try checks.verify()
+        try await checks.verify()
         #expect(Tree(checks.suite.defaults.object(forKey: "check.0")) == .dictionary(["relative": .string("fish/chips?x=1")]))
     }
 
     @Test("a Decimal is marked as one: its text reads back as a Decimal, and no string does", arguments: [
         "1.5", "-0.000001", "12345678901234567890123456789012345678", "0",
     ])
-    func decimals(text: String) throws {
+    func decimals(text: String) async throws {
         let decimal = try #require(Decimal(string: text))
         var checks = StoredChecks()
         try checks.add(decimal, readAs: Decimal.self, expecting: decimal, "Decimal")
         try checks.add(text, readAs: String.self, expecting: text, "its text as a String")
-        try checks.verify()
+        try await checks.verify()
         #expect(checks.suite.defaults.object(forKey: "check.0") as? String == StoredForm.decimalPrefix + text)
         #expect(throws: DecodingError.self) { try checks.suite.defaults.decode(Decimal.self, forKey: "check.1") }
     }
@@ -341,13 +341,13 @@ struct WideIntegerTests {
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test("UserDefaults keeps them exact: an Int when they fit, marked digits when not, here and in a new process")
-    func stored() throws {
+    func stored() async throws {
         var checks = StoredChecks()
         try checks.add(Self.ledger, readAs: Ledger.self, expecting: Self.ledger, "a ledger")
         try checks.add(Int128.max, readAs: Int128.self, expecting: .max, "Int128.max")
         try checks.add(UInt128.max, readAs: UInt128.self, expecting: .max, "UInt128.max")
         try checks.add(Int128(-5), readAs: Int.self, expecting: -5, "a small Int128 read as Int")
-        try checks.verify()
+        try await checks.verify()
         let suite = checks.suite
         #expect(suite.defaults.object(forKey: "check.1") as? String == StoredForm.integerPrefix + "170141183460469231731687303715884105727")
         #expect(suite.defaults.object(forKey: "check.3") as? Int == -5)

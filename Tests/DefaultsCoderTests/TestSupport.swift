@@ -128,9 +128,26 @@ func builtExecutable(_ name: String) throws -> URL {
     throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: name])
 }
 
+/// Runs `body` on a thread of its own and awaits it, so that work that blocks (a child
+/// process, a semaphore, a deep recursion) never holds one of the few threads the
+/// tests' tasks share: with them all blocked, other tests' tasks would starve.
+func offPool<R: Sendable>(stackSize: Int? = nil, _ body: @escaping @Sendable () throws -> R) async throws -> R {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread {
+            do { continuation.resume(returning: try body()) } catch { continuation.resume(throwing: error) }
+        }
+        if let stackSize { thread.stackSize = stackSize }
+        thread.start()
+    }
+}
+
 /// Runs a built binary with `arguments`; returns its standard output, standard error and
 /// exit status.
-func run(_ name: String, _ arguments: [String]) throws -> (output: Data, errors: String, status: Int32) {
+func run(_ name: String, _ arguments: [String]) async throws -> (output: Data, errors: String, status: Int32) {
+    try await offPool { try runBlocking(name, arguments) }
+}
+
+private func runBlocking(_ name: String, _ arguments: [String]) throws -> (output: Data, errors: String, status: Int32) {
     let process = Process()
     process.executableURL = try builtExecutable(name)
     process.arguments = arguments
@@ -149,8 +166,8 @@ func run(_ name: String, _ arguments: [String]) throws -> (output: Data, errors:
 }
 
 /// Runs the demo binary and returns what it printed and its exit status.
-func runDemo() throws -> (output: String, status: Int32) {
-    let result = try run("defaults-coder-demo", [])
+func runDemo() async throws -> (output: String, status: Int32) {
+    let result = try await run("defaults-coder-demo", [])
     return (String(decoding: result.output, as: UTF8.self) + result.errors, result.status)
 }
 
@@ -161,9 +178,9 @@ enum SecondProcess {
     }
 
     /// The suite's values, as a new process's Foundation reads them from the file.
-    static func read(_ suite: TestSuite) throws -> [String: Any] {
+    static func read(_ suite: TestSuite) async throws -> [String: Any] {
         suite.defaults.synchronize()
-        let result = try run("defaults-coder-probe", ["read", suite.name])
+        let result = try await run("defaults-coder-probe", ["read", suite.name])
         guard result.status == 0 else { throw Failed(description: "probe read exited \(result.status): \(result.errors)") }
         let plist = try PropertyListSerialization.propertyList(from: result.output, format: nil)
         guard let values = plist as? [String: Any] else { throw Failed(description: "probe read gave \(plist)") }
@@ -171,17 +188,17 @@ enum SecondProcess {
     }
 
     /// Stores `values` in the suite from another process, with plain `set(_:forKey:)`.
-    static func write(_ values: [String: Any], into suite: TestSuite) throws {
+    static func write(_ values: [String: Any], into suite: TestSuite) async throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("probe-\(UUID().uuidString).plist")
         try PropertyListSerialization.data(fromPropertyList: values, format: .binary, options: 0).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        let result = try run("defaults-coder-probe", ["write", suite.name, file.path])
+        let result = try await run("defaults-coder-probe", ["write", suite.name, file.path])
         guard result.status == 0 else { throw Failed(description: "probe write exited \(result.status): \(result.errors)") }
     }
 
     /// What Foundation in a process launched with `launchArguments` reads for `keys`.
-    static func arguments(_ launchArguments: [String], keys: [String]) throws -> [String: Any] {
-        let result = try run("defaults-coder-probe", ["argument"] + keys + launchArguments)
+    static func arguments(_ launchArguments: [String], keys: [String]) async throws -> [String: Any] {
+        let result = try await run("defaults-coder-probe", ["argument"] + keys + launchArguments)
         guard result.status == 0 else { throw Failed(description: "probe argument exited \(result.status): \(result.errors)") }
         return try PropertyListSerialization.propertyList(from: result.output, format: nil) as? [String: Any] ?? [:]
     }
@@ -296,15 +313,16 @@ func eventually(within seconds: Double = 10, _ condition: () -> Bool) async -> B
     return true
 }
 
-/// Runs `body` on another thread and waits at most `seconds` for it: a deadlock fails the
-/// test instead of hanging the run. Returns whether it finished.
-func finishes(within seconds: Double = 10, _ body: @escaping @Sendable () -> Void) -> Bool {
-    let done = DispatchSemaphore(value: 0)
+/// Runs `body` on another thread and waits at most `seconds` for it, without blocking
+/// a task's thread: a deadlock fails the test instead of hanging the run. Returns
+/// whether it finished.
+func finishes(within seconds: Double = 10, _ body: @escaping @Sendable () -> Void) async -> Bool {
+    let done = Locked(false)
     Thread {
         body()
-        done.signal()
+        done.withLock { $0 = true }
     }.start()
-    return done.wait(timeout: .now() + seconds) == .success
+    return await eventually(within: seconds) { done.withLock { $0 } }
 }
 
 // MARK: - Container-level helpers

@@ -289,9 +289,9 @@ struct UserDefaultsCodableTests {
     }
 
     @Test("launch arguments reach a new process as strings, and read as what they spell")
-    func launchArguments() throws {
+    func launchArguments() async throws {
         let keys = ["flag", "off", "count", "ratio", "path", "home", "other"]
-        let values = try SecondProcess.arguments(
+        let values = try await SecondProcess.arguments(
             ["-flag", "YES", "-off", "no", "-count", "2", "-ratio", "2.5", "-path", "/chips", "-home", "~/x", "-other", "other"],
             keys: keys
         )
@@ -375,7 +375,7 @@ struct UserDefaultsCodableTests {
     // MARK: Through the file on disk and a second process
 
     @Test("every promised value survives the plist file and a new process (written here)")
-    func losslessAcrossProcessesWrittenHere() throws {
+    func losslessAcrossProcessesWrittenHere() async throws {
         let suite = TestSuite()
         try suite.defaults.encode(LosslessFixture(), forKey: "fixture")
         // The file is a real property list with the fixture as a dictionary in it.
@@ -384,18 +384,18 @@ struct UserDefaultsCodableTests {
         #expect(stored["httpURL"] as? String == "https://fish.com/chips?x=1&y=%20#frag")
         #expect(try KeyValueDecoder().decodeFromUserDefaults(LosslessFixture.self, from: stored) == LosslessFixture())
 
-        let fresh = try #require(try SecondProcess.read(suite)["fixture"])
+        let fresh = try #require(try await SecondProcess.read(suite)["fixture"])
         #expect(try KeyValueDecoder().decodeFromUserDefaults(LosslessFixture.self, from: fresh) == LosslessFixture())
     }
 
     @Test("every promised value survives the plist file and a new process (written there)")
-    func losslessAcrossProcessesWrittenThere() throws {
+    func losslessAcrossProcessesWrittenThere() async throws {
         let suite = TestSuite()
         guard case .value(let stored) = try KeyValueEncoder().encodeForUserDefaults(LosslessFixture()) else {
             Issue.record("the fixture is stored as a value")
             return
         }
-        try SecondProcess.write(["fixture": stored], into: suite)
+        try await SecondProcess.write(["fixture": stored], into: suite)
 
         // And this process, which never wrote the suite, reads the file the same way.
         let fresh = try #require(UserDefaults(suiteName: suite.name))
@@ -403,17 +403,17 @@ struct UserDefaultsCodableTests {
     }
 
     @Test("the demo runs, and its second run sees the first run's values")
-    func demoPersists() throws {
+    func demoPersists() async throws {
         // The demo uses a suite of its own: start it from nothing.
         UserDefaults(suiteName: "defaults-coder-demo")?.removeObject(forKey: "settings")
         UserDefaults(suiteName: "defaults-coder-demo")?.removeObject(forKey: "runs")
         UserDefaults(suiteName: "defaults-coder-demo")?.synchronize()
-        let first = try runDemo()
+        let first = try await runDemo()
         #expect(first.output.contains("No settings stored yet"))
         #expect(first.output.contains("Decoded back: matches what was saved"))
         #expect(first.output.contains("Observed runs: 0 → 1"))
         #expect(first.output.contains("appearance.lastTheme is stored as \"dark\""))
-        let second = try runDemo()
+        let second = try await runDemo()
         #expect(second.output.contains("Found settings from an earlier run: launch #1"))
         #expect(second.output.contains("launchCount = 2"))
         #expect(second.output.contains("Observed runs: 1 → 2"))
