@@ -47,3 +47,29 @@ for group, competitors in groups.items():
         rt = f"{t / floor['time_us']:.2f}×" if floor and t else ""
         ra = f"{a / floor['mallocs']:.2f}×" if floor and a and floor.get("mallocs") else ""
         print(f"| {group} | {competitor} | {fmt_time(t) if t else ''} | {rt} | {int(a) if a is not None else ''} | {ra} |")
+
+# The UserDefaults layer against Foundation and the Data-blob habit, from the same run.
+def median(name):
+    return results.get(name, {}).get("time_us")
+
+layer = [
+    ("encode(_:forKey:) ÷ Foundation set(tree) + synchronize",
+     "Settings defaults write: DefaultsCoder encode(_:forKey:)", "Settings defaults write: Foundation set(tree) + synchronize", "≤ 1.10"),
+    ("encode(_:forKey:) ÷ set(PropertyListEncoder Data) + synchronize",
+     "Settings defaults write: DefaultsCoder encode(_:forKey:)", "Settings defaults write: set(PropertyListEncoder Data) + synchronize", ""),
+    ("decode(_:forKey:) ÷ PropertyListDecoder(data(forKey:))",
+     "Settings defaults read: DefaultsCoder decode(_:forKey:)", "Settings defaults read: PropertyListDecoder(data(forKey:))", "≤ 0.80"),
+    ("subscript read ÷ PropertyListDecoder(data(forKey:))",
+     "Settings defaults read: DefaultsCoder subscript[key]", "Settings defaults read: PropertyListDecoder(data(forKey:))", "≤ 0.80"),
+    ("subscript read ÷ decode(_:forKey:)",
+     "Settings defaults read: DefaultsCoder subscript[key]", "Settings defaults read: DefaultsCoder decode(_:forKey:)", "≤ 1.10"),
+    ("write with one observer ÷ write without",
+     "Settings defaults write: DefaultsCoder subscript[key], 1 observer", "Settings defaults write: DefaultsCoder subscript[key]", "≤ 1.50"),
+]
+rows = [(label, median(a), median(b), target) for label, a, b, target in layer if median(a) and median(b)]
+if rows:
+    print()
+    print("| UserDefaults layer | ratio | target |")
+    print("|---|---:|---:|")
+    for label, a, b, target in rows:
+        print(f"| {label} | {a / b:.2f}× | {target} |")

@@ -87,6 +87,23 @@ let benchmarks: @Sendable () -> Void = {
             defaults.synchronize()
         }
     }
+    // Foundation's own write and read of the same tree the package stores: what the
+    // package adds on top of Foundation. (The tree as Swift collections, as the package
+    // hands it over: what object(forKey:) returns wraps every value in an Optional,
+    // which Foundation's set then has to unwrap again.)
+    nonisolated(unsafe) let storedTree = swiftTree(defaults.object(forKey: "native")!)
+    Benchmark("Settings defaults write: Foundation set(tree)", configuration: configuration) { benchmark in
+        for _ in benchmark.scaledIterations { defaults.set(storedTree, forKey: "foundation") }
+    }
+    Benchmark("Settings defaults write: Foundation set(tree) + synchronize", configuration: configuration) { benchmark in
+        for _ in benchmark.scaledIterations {
+            defaults.set(storedTree, forKey: "foundation")
+            defaults.synchronize()
+        }
+    }
+    Benchmark("Settings defaults read: Foundation object(forKey:)", configuration: configuration) { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(defaults.object(forKey: "native")) }
+    }
     Benchmark("Settings defaults read: DefaultsCoder decode(_:forKey:)", configuration: configuration) { benchmark in
         for _ in benchmark.scaledIterations { blackHole(try defaults.decode(Settings.self, forKey: "native")) }
     }
@@ -109,4 +126,19 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("Settings defaults read: DefaultsCoder subscript[key]", configuration: configuration) { benchmark in
         for _ in benchmark.scaledIterations { blackHole(defaults[typed]) }
     }
+}
+
+/// A tree read from `UserDefaults` as plain Swift collections, its `Optional`s unwrapped.
+func swiftTree(_ value: Any) -> Any {
+    if let dictionary = value as? [String: Any] {
+        return dictionary.mapValues(swiftTree)
+    }
+    if let array = value as? [Any] {
+        return array.map(swiftTree)
+    }
+    let mirror = Mirror(reflecting: value)
+    if mirror.displayStyle == .optional, let wrapped = mirror.children.first?.value {
+        return swiftTree(wrapped)
+    }
+    return value
 }
