@@ -352,34 +352,27 @@ final class DecoderImpl: Decoder, SingleValueDecodingContainer {
     }
 
     func unboxInteger<T: FixedWidthInteger>(_ value: Any, parent: CodingPathNode?, step: @autoclosure () -> PathStep?) throws -> T {
+        try unboxNumber(value, parent: parent, step: step()) { $0.integer(T.self, strategy: options.intDecodingStrategy) }
+    }
+
+    func unboxDouble(_ value: Any, parent: CodingPathNode?, step: @autoclosure () -> PathStep?) throws -> Double {
+        try unboxNumber(value, parent: parent, step: step()) { $0.exactDouble }
+    }
+
+    func unboxFloat(_ value: Any, parent: CodingPathNode?, step: @autoclosure () -> PathStep?) throws -> Float {
+        try unboxNumber(value, parent: parent, step: step()) { $0.exactFloat }
+    }
+
+    /// A number of type `T`: the value itself when it is one, otherwise whatever
+    /// `convert` makes of the number it is, which must not be a `Bool`.
+    @inline(__always)
+    private func unboxNumber<T>(_ value: Any, parent: CodingPathNode?, step: @autoclosure () -> PathStep?, _ convert: (NumberValue) -> T?) throws -> T {
         if Swift.type(of: value) == T.self { return value as! T }
         guard let number = classifyNumber(value) ?? form.number(value), !number.isBool else {
             throw mismatch(T.self, value, parent, step())
         }
-        guard let result = number.integer(T.self, strategy: options.intDecodingStrategy) else {
+        guard let result = convert(number) else {
             throw DecodingError.notRepresentable(number, as: T.self, at: path(parent, step()))
-        }
-        return result
-    }
-
-    func unboxDouble(_ value: Any, parent: CodingPathNode?, step: @autoclosure () -> PathStep?) throws -> Double {
-        if Swift.type(of: value) == Double.self { return value as! Double }
-        guard let number = classifyNumber(value) ?? form.number(value), !number.isBool else {
-            throw mismatch(Double.self, value, parent, step())
-        }
-        guard let result = number.exactDouble else {
-            throw DecodingError.notRepresentable(number, as: Double.self, at: path(parent, step()))
-        }
-        return result
-    }
-
-    func unboxFloat(_ value: Any, parent: CodingPathNode?, step: @autoclosure () -> PathStep?) throws -> Float {
-        if Swift.type(of: value) == Float.self { return value as! Float }
-        guard let number = classifyNumber(value) ?? form.number(value), !number.isBool else {
-            throw mismatch(Float.self, value, parent, step())
-        }
-        guard let result = number.exactFloat else {
-            throw DecodingError.notRepresentable(number, as: Float.self, at: path(parent, step()))
         }
         return result
     }
