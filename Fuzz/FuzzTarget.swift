@@ -18,6 +18,7 @@
 //
 
 import Foundation
+
 @testable import DefaultsCoder
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -30,7 +31,8 @@ public func fuzzOneInput(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     case 0:
         // Not every byte string is a plist; those that are not are not the coder's business.
         guard !holdsBinarySet(rest),
-              let tree = try? PropertyListSerialization.propertyList(from: Data(rest), format: nil) else { return 0 }
+            let tree = try? PropertyListSerialization.propertyList(from: Data(rest), format: nil)
+        else { return 0 }
         decodeEverything(tree, with: decoders)
     case 1:
         var builder = TreeBuilder(ByteEntropy(rest))
@@ -58,8 +60,9 @@ func holdsBinarySet(_ bytes: [UInt8]) -> Bool {
     }
     let offsetSize = Int(bytes[trailer + 6])
     guard let objectCount = integer(at: trailer + 8, size: 8),
-          let tableStart = integer(at: trailer + 24, size: 8),
-          objectCount <= bytes.count else { return true }  // Malformed: nothing to learn from it.
+        let tableStart = integer(at: trailer + 24, size: 8),
+        objectCount <= bytes.count
+    else { return true }  // Malformed: nothing to learn from it.
     for index in 0..<objectCount {
         guard let offset = integer(at: tableStart + index * offsetSize, size: offsetSize) else { return true }
         guard offset < bytes.count else { return true }

@@ -57,9 +57,10 @@ enum BinaryPropertyListCheck {
             let top = Self.bigEndian(bytes[(trailer + 16)..<(trailer + 24)])
             let table = Self.bigEndian(bytes[(trailer + 24)..<(trailer + 32)])
             guard (1...8).contains(offsetSize), (1...8).contains(referenceSize),
-                  let count, let top, let table, count > 0, top < count,
-                  table >= 8, table <= UInt64(trailer),
-                  count <= (UInt64(trailer) - table) / UInt64(offsetSize) else {
+                let count, let top, let table, count > 0, top < count,
+                table >= 8, table <= UInt64(trailer),
+                count <= (UInt64(trailer) - table) / UInt64(offsetSize)
+            else {
                 throw Failure(reason: "its trailer is damaged")
             }
             objectCount = Int(count)
@@ -80,7 +81,8 @@ enum BinaryPropertyListCheck {
 
         private func integer(at position: Int, size: Int) throws -> Int {
             guard position >= 0, size > 0, position + size <= bytes.count,
-                  let value = Self.bigEndian(bytes[position..<(position + size)]) else {
+                let value = Self.bigEndian(bytes[position..<(position + size)])
+            else {
                 throw Failure(reason: "an offset runs past the end of the file")
             }
             return Int(value)

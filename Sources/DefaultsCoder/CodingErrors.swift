@@ -105,19 +105,23 @@ extension DecodingError {
     /// `Int at SELF[2], cannot be exactly represented by UInt8`.
     @inline(never)
     static func notRepresentable(_ number: NumberValue, as type: Any.Type, at path: [any CodingKey]) -> DecodingError {
-        .typeMismatch(type, Context(
-            codingPath: path,
-            debugDescription: "\(typeName(number.type)) at \(readablePath(path)), cannot be exactly represented by \(typeName(type))"
-        ))
+        .typeMismatch(
+            type,
+            Context(
+                codingPath: path,
+                debugDescription: "\(typeName(number.type)) at \(readablePath(path)), cannot be exactly represented by \(typeName(type))"
+            ))
     }
 
     /// `Dictionary does not contain key SELF[1].name`; the context's path is the container's.
     @inline(never)
     static func missingKey(_ key: any CodingKey, containerPath: [any CodingKey]) -> DecodingError {
-        .keyNotFound(key, Context(
-            codingPath: containerPath,
-            debugDescription: "Dictionary does not contain key \(readablePath(containerPath + [key]))"
-        ))
+        .keyNotFound(
+            key,
+            Context(
+                codingPath: containerPath,
+                debugDescription: "Dictionary does not contain key \(readablePath(containerPath + [key]))"
+            ))
     }
 
     /// A tree nested deeper than the coders go (see `NestingGuard`).
@@ -129,11 +133,12 @@ extension DecodingError {
     /// `Invalid URL string at SELF.home: "ht tp://"` and the like.
     @inline(never)
     static func corrupted(_ message: String, at path: [any CodingKey], underlyingError: (any Error)? = nil) -> DecodingError {
-        .dataCorrupted(Context(
-            codingPath: path,
-            debugDescription: "\(message) at \(readablePath(path))",
-            underlyingError: underlyingError
-        ))
+        .dataCorrupted(
+            Context(
+                codingPath: path,
+                debugDescription: "\(message) at \(readablePath(path))",
+                underlyingError: underlyingError
+            ))
     }
 }
 
@@ -147,11 +152,13 @@ extension EncodingError {
     /// `Cannot store Double.nan at SELF.score in UserDefaults` and the like.
     @inline(never)
     static func invalid(_ value: Any, _ message: String, at path: [any CodingKey], underlyingError: (any Error)? = nil) -> EncodingError {
-        .invalidValue(value, Context(
-            codingPath: path,
-            debugDescription: "\(message) at \(readablePath(path))",
-            underlyingError: underlyingError
-        ))
+        .invalidValue(
+            value,
+            Context(
+                codingPath: path,
+                debugDescription: "\(message) at \(readablePath(path))",
+                underlyingError: underlyingError
+            ))
     }
 }
 

@@ -93,7 +93,8 @@ public final class DefaultsKey<Value: Codable & Sendable>: DefaultsKeys, @unchec
 }
 
 extension DefaultsKey: ExpressibleByStringLiteral, ExpressibleByUnicodeScalarLiteral,
-    ExpressibleByExtendedGraphemeClusterLiteral where Value: DefaultsOptional {
+    ExpressibleByExtendedGraphemeClusterLiteral
+where Value: DefaultsOptional {
     /// Creates a key for an optional value from its name: `let name: DefaultsKey<String?> = "name"`.
     ///
     /// - Parameter value: The key's name.

@@ -260,8 +260,8 @@ private func equalIfEquatable<Value>(_ lhs: Value, _ rhs: Value) -> Bool? {
     return lhs.isEqual(to: rhs)
 }
 
-private extension Equatable {
-    func isEqual(to other: Any) -> Bool {
+extension Equatable {
+    fileprivate func isEqual(to other: Any) -> Bool {
         guard let other = other as? Self else { return false }
         return self == other
     }

@@ -269,7 +269,8 @@ final class DecoderImpl: Decoder, SingleValueDecodingContainer {
             if T.self == PrimitiveArrays.strings, let strings = form.strings(value) { return strings as! T }
             if T.self == PrimitiveArrays.ints || T.self == PrimitiveArrays.doubles || T.self == PrimitiveArrays.bools
                 || T.self == PrimitiveDictionaries.ints || T.self == PrimitiveDictionaries.doubles || T.self == PrimitiveDictionaries.bools,
-               Swift.type(of: value) == T.self {
+                Swift.type(of: value) == T.self
+            {
                 return value as! T
             }
             if T.self == PrimitiveDictionaries.strings, let strings = form.stringDictionary(value) { return strings as! T }
@@ -426,7 +427,8 @@ final class DecoderImpl: Decoder, SingleValueDecodingContainer {
             if let url = value as? URL { return url }
             if let string = form.string(value) {
                 if let url = form.url(string) { return url }
-                let message = URL(string: string) == nil
+                let message =
+                    URL(string: string) == nil
                     ? "Invalid URL string \"\(string)\""
                     : "Expected an absolute URL, found the relative URL string \"\(string)\""
                 throw DecodingError.corrupted(message, at: path(parent, step()))
@@ -461,9 +463,10 @@ final class DecoderImpl: Decoder, SingleValueDecodingContainer {
     /// Runs a `.custom` strategy closure on the plain form of `value`.
     private func custom<R>(_ value: Any, parent: CodingPathNode?, step: PathStep?, _ closure: (Any) throws -> R) throws -> R {
         let plain = form.plain(value)
-        return try runCustomStrategy({ try closure(plain) }) { error in
-            DecodingError.corrupted("Custom strategy failed", at: path(parent, step), underlyingError: error)
-        }
+        return try runCustomStrategy(
+            { try closure(plain) },
+            wrap: { error in DecodingError.corrupted("Custom strategy failed", at: path(parent, step), underlyingError: error) }
+        )
     }
 
     /// The entries of a keyed container for the value at `node`, with their keys

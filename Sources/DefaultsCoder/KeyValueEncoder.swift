@@ -430,11 +430,13 @@ final class EncoderImpl: Encoder, SingleValueEncodingContainer {
                 return value
             }
             if T.self == PrimitiveDictionaries.strings,
-               let whole = form.primitiveDictionary(value, strings: (value as! [String: String])) {
+                let whole = form.primitiveDictionary(value, strings: (value as! [String: String]))
+            {
                 return whole
             }
             if T.self == PrimitiveDictionaries.ints || T.self == PrimitiveDictionaries.doubles || T.self == PrimitiveDictionaries.bools,
-               let whole = form.primitiveDictionary(value, strings: nil) {
+                let whole = form.primitiveDictionary(value, strings: nil)
+            {
                 return whole
             }
         }
@@ -803,7 +805,8 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
                 nested = found
             } else {
                 nested = Storage()
-                storage.record(.invalid(key.stringValue, "Invalid use of Encoder: \(kind) was requested for a key that already holds another kind of value", at: nestedNode.codingPathArray))
+                storage.record(
+                    .invalid(key.stringValue, "Invalid use of Encoder: \(kind) was requested for a key that already holds another kind of value", at: nestedNode.codingPathArray))
             }
         } else if let value = storage.dictionary[name] {
             if let merged = Storage.merging(value) {
@@ -812,7 +815,8 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
                 storage.pending[name] = merged.asPending
             } else {
                 nested = Storage()
-                storage.record(.invalid(key.stringValue, "Invalid use of Encoder: \(kind) was requested for a key that already holds another kind of value", at: nestedNode.codingPathArray))
+                storage.record(
+                    .invalid(key.stringValue, "Invalid use of Encoder: \(kind) was requested for a key that already holds another kind of value", at: nestedNode.codingPathArray))
             }
         } else {
             nested = Storage()
@@ -838,7 +842,8 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
         if case .encoder(let existing)? = storage.pending[name] { return existing }
         let existing = storage.pending[name] == nil ? storage.dictionary[name] : nil
         if storage.pending[name] != nil {
-            storage.record(.invalid(key.stringValue, "Invalid use of Encoder: a super encoder was requested for a key that already holds a container", at: encoder.path(node, .key(key))))
+            storage.record(
+                .invalid(key.stringValue, "Invalid use of Encoder: a super encoder was requested for a key that already holds a container", at: encoder.path(node, .key(key))))
         }
         let superEncoder = encoder.makeSuperEncoder(at: node, step: .key(key), existing: existing)
         storage.dictionary[name] = nil

@@ -120,7 +120,8 @@ extension NumberValue {
         case .float(let float): return Double(float)
         case .decimal(let decimal):
             guard let double = Double(decimal.canonicalString),
-                  Decimal(strictString: "\(double)") == decimal else { return nil }
+                Decimal(strictString: "\(double)") == decimal
+            else { return nil }
             return double
         case .wide(let digits, _):
             return wideExactDouble(digits)

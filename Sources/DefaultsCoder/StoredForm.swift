@@ -53,7 +53,8 @@ enum StoredForm {
     @inline(__always)
     static func escape(_ string: String) -> String {
         guard string.utf8.first == leadByte, let first = string.unicodeScalars.first,
-              first == marker || first == byteOrderMark else { return string }
+            first == marker || first == byteOrderMark
+        else { return string }
         return prefix + string
     }
 
@@ -422,8 +423,9 @@ extension KeyValueDecoder {
     /// (`LaunchArgumentReadable`).
     func decodeFromUserDefaults<T: Decodable>(_ type: T.Type, from object: Any) throws -> T {
         if let string = flattenOptional(object) as? String,
-           let readable = type as? any LaunchArgumentReadable.Type,
-           let value = readable.launchArgumentValue(string) {
+            let readable = type as? any LaunchArgumentReadable.Type,
+            let value = readable.launchArgumentValue(string)
+        {
             return try decode(type, from: value, form: StoredDecodingForm())
         }
         return try decode(type, from: object, form: StoredDecodingForm())

@@ -10,6 +10,7 @@
 //
 
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

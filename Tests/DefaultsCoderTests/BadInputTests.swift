@@ -8,6 +8,7 @@
 
 import Foundation
 import Testing
+
 @testable import DefaultsCoder
 
 /// The case of a `DecodingError`, for comparing.
@@ -103,9 +104,12 @@ struct BadInputTests {
         bad([String].self, any(["fish", 1]), .typeMismatch, "SELF[1]", "Expected String at SELF[1], found Int"),
         bad([User].self, any([["id": 1, "name": "Herbert"], ["id": 2, "name": 5]]), .typeMismatch, "SELF[1].name", "Expected String at SELF[1].name, found Int"),
         bad([[Int]].self, any([[1], "x"]), .typeMismatch, "SELF[1]", "Expected Array at SELF[1], found String"),
-        bad(Team.self, any(["name": "A", "members": [["id": 1, "name": 2]], "scores": [:]]), .typeMismatch, "SELF.members[0].name", "Expected String at SELF.members[0].name, found Int"),
+        bad(
+            Team.self, any(["name": "A", "members": [["id": 1, "name": 2]], "scores": [:]]), .typeMismatch, "SELF.members[0].name",
+            "Expected String at SELF.members[0].name, found Int"),
         bad(Team.self, any(["name": "A", "members": [], "lead": "x", "scores": [:]]), .typeMismatch, "SELF.lead", "Expected Dictionary at SELF.lead, found String"),
-        bad(Team.self, any(["name": "A", "members": [], "scores": ["q": [1, "2"]]]), .typeMismatch, "SELF.scores.q[1]", "Expected BinaryInteger at SELF.scores.q[1], found String"),
+        bad(
+            Team.self, any(["name": "A", "members": [], "scores": ["q": [1, "2"]]]), .typeMismatch, "SELF.scores.q[1]", "Expected BinaryInteger at SELF.scores.q[1], found String"),
         bad([String: [String: Int]].self, any(["a": ["b": ["c"]]]), .typeMismatch, "SELF.a.b", "Expected BinaryInteger at SELF.a.b, found Array"),
         bad(URL.self, any(5), .typeMismatch, "SELF", "Expected URL at SELF, found Int"),
         bad(Date.self, any("2001"), .typeMismatch, "SELF", "Expected Date at SELF, found String"),
@@ -193,7 +197,9 @@ struct BadInputTests {
 
         // nil where a value is required.
         bad(String.self, none, .valueNotFound, "SELF", "Expected String at SELF, found nil"),
-        bad([User].self, any([["id": 1, "name": "Herbert"], ["id": 2, "name": Optional<Any>.none as Any]]), .valueNotFound, "SELF[1].name", "Expected String at SELF[1].name, found nil"),
+        bad(
+            [User].self, any([["id": 1, "name": "Herbert"], ["id": 2, "name": Optional<Any>.none as Any]]), .valueNotFound, "SELF[1].name",
+            "Expected String at SELF[1].name, found nil"),
         bad([Int].self, any([1, Optional<Int>.none as Any]), .valueNotFound, "SELF[1]", "Expected BinaryInteger at SELF[1], found nil"),
         bad(Int.self, any(NSNull()), decoder: Decoders.null(.nsNull), .valueNotFound, "SELF", "Expected BinaryInteger at SELF, found nil"),
         // A placeholder stands for nil only where nil can be: a non-optional String

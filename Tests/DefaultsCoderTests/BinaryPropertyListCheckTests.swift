@@ -5,6 +5,7 @@
 
 import Foundation
 import Testing
+
 @testable import DefaultsCoder
 
 /// Hand-made binary property lists, object by object.
@@ -58,30 +59,34 @@ enum BinaryPlist {
 @Suite("BinaryPropertyListCheck")
 struct BinaryPropertyListCheckTests {
 
-    @Test("what Foundation writes passes", arguments: [
-        ["a": 1, "b": "two", "c": [1.5, true, Data([1, 2])], "d": ["e": Date(timeIntervalSinceReferenceDate: 0)]] as [String: Any],
-        [:],
-        ["deep": (0..<200).reduce("x" as Any) { inner, _ in [inner] }],
-        ["unicode": "日本語 🇺🇦", "long": String(repeating: "x", count: 300)],
-    ].map(SendableAny.init))
+    @Test(
+        "what Foundation writes passes",
+        arguments: [
+            ["a": 1, "b": "two", "c": [1.5, true, Data([1, 2])], "d": ["e": Date(timeIntervalSinceReferenceDate: 0)]] as [String: Any],
+            [:],
+            ["deep": (0..<200).reduce("x" as Any) { inner, _ in [inner] }],
+            ["unicode": "日本語 🇺🇦", "long": String(repeating: "x", count: 300)],
+        ].map(SendableAny.init))
     func foundationFiles(plist: SendableAny) throws {
         let data = try PropertyListSerialization.data(fromPropertyList: plist.value, format: .binary, options: 0)
         #expect(BinaryPropertyListCheck.problem(in: data) == nil)
     }
 
-    @Test("hand-made files: damage is named, never parsed", arguments: [
-        (BinaryPlist.withSet, "it holds a set, which preferences cannot"),
-        (BinaryPlist.cycle, "it refers to itself"),
-        (BinaryPlist.uid, "it holds a keyed archiver UID, which preferences cannot"),
-        (BinaryPlist.hugeString, "a string or data runs past the object table"),
-        (BinaryPlist.danglingReference, "a reference points past the last object"),
-        (BinaryPlist.deep(600), "it nests deeper than 512 levels"),
-        (Data("bplist00".utf8), "its binary property list is truncated"),
-        (Data("bplist15".utf8 + [UInt8](repeating: 0, count: 40)), "it is not a binary property list of a known version"),
-        (BinaryPlist.make([BinaryPlist.ascii("top")]), "it does not hold a dictionary"),
-        (BinaryPlist.make([[0xD1] + BinaryPlist.ref(1) + BinaryPlist.ref(1), [0x10, 0x01]]), "a dictionary key is not a string"),
-        (BinaryPlist.make([[0xD1] + BinaryPlist.ref(1) + BinaryPlist.ref(2), BinaryPlist.ascii("k"), [0x00]]), "it holds a null or an unknown object"),
-    ])
+    @Test(
+        "hand-made files: damage is named, never parsed",
+        arguments: [
+            (BinaryPlist.withSet, "it holds a set, which preferences cannot"),
+            (BinaryPlist.cycle, "it refers to itself"),
+            (BinaryPlist.uid, "it holds a keyed archiver UID, which preferences cannot"),
+            (BinaryPlist.hugeString, "a string or data runs past the object table"),
+            (BinaryPlist.danglingReference, "a reference points past the last object"),
+            (BinaryPlist.deep(600), "it nests deeper than 512 levels"),
+            (Data("bplist00".utf8), "its binary property list is truncated"),
+            (Data("bplist15".utf8 + [UInt8](repeating: 0, count: 40)), "it is not a binary property list of a known version"),
+            (BinaryPlist.make([BinaryPlist.ascii("top")]), "it does not hold a dictionary"),
+            (BinaryPlist.make([[0xD1] + BinaryPlist.ref(1) + BinaryPlist.ref(1), [0x10, 0x01]]), "a dictionary key is not a string"),
+            (BinaryPlist.make([[0xD1] + BinaryPlist.ref(1) + BinaryPlist.ref(2), BinaryPlist.ascii("k"), [0x00]]), "it holds a null or an unknown object"),
+        ])
     func handMade(data: Data, reason: String) {
         #expect(BinaryPropertyListCheck.problem(in: data) == reason)
     }

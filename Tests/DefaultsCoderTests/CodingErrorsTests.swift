@@ -5,40 +5,45 @@
 
 import Foundation
 import Testing
+
 @testable import DefaultsCoder
 
 @Suite("CodingErrors")
 struct CodingErrorsTests {
 
-    @Test("values are described by Swift names", arguments: [
-        (SendableAny(1), "Int"),
-        (SendableAny("x"), "String"),
-        (SendableAny(true), "Bool"),
-        (SendableAny(NSNumber(value: false)), "Bool"),
-        (SendableAny(["a": 1]), "Dictionary"),
-        (SendableAny([1, 2]), "Array"),
-        (SendableAny(Optional<Any>.none as Any), "nil"),
-        (SendableAny(NSNull()), "NSNull"),
-        (SendableAny(NSArray(array: [1])), "Array"),
-        (SendableAny(NSDictionary(dictionary: ["a": 1])), "Dictionary"),
-        (SendableAny(Date(timeIntervalSince1970: 0)), "Date"),
-        (SendableAny([1: "one"]), "Dictionary with Int keys"),
-        (SendableAny(NSDictionary(dictionary: [1: "one"])), "Dictionary with Int keys"),
-        (SendableAny([AnyHashable(1.5): "x"]), "Dictionary with Double keys"),
-    ])
+    @Test(
+        "values are described by Swift names",
+        arguments: [
+            (SendableAny(1), "Int"),
+            (SendableAny("x"), "String"),
+            (SendableAny(true), "Bool"),
+            (SendableAny(NSNumber(value: false)), "Bool"),
+            (SendableAny(["a": 1]), "Dictionary"),
+            (SendableAny([1, 2]), "Array"),
+            (SendableAny(Optional<Any>.none as Any), "nil"),
+            (SendableAny(NSNull()), "NSNull"),
+            (SendableAny(NSArray(array: [1])), "Array"),
+            (SendableAny(NSDictionary(dictionary: ["a": 1])), "Dictionary"),
+            (SendableAny(Date(timeIntervalSince1970: 0)), "Date"),
+            (SendableAny([1: "one"]), "Dictionary with Int keys"),
+            (SendableAny(NSDictionary(dictionary: [1: "one"])), "Dictionary with Int keys"),
+            (SendableAny([AnyHashable(1.5): "x"]), "Dictionary with Double keys"),
+        ])
     func describing(value: SendableAny, expected: String) {
         #expect(FoundValue.describing(value.value).description == expected)
     }
 
-    @Test("expected names come from types", arguments: [
-        (Int8.self as Any.Type, "BinaryInteger"),
-        (UInt64.self, "BinaryInteger"),
-        ([String: Any].self, "Dictionary"),
-        ([String: Int].self, "Dictionary"),
-        ([Any].self, "Array"),
-        (String.self, "String"),
-        (URL.self, "URL"),
-    ] as [(Any.Type, String)])
+    @Test(
+        "expected names come from types",
+        arguments: [
+            (Int8.self as Any.Type, "BinaryInteger"),
+            (UInt64.self, "BinaryInteger"),
+            ([String: Any].self, "Dictionary"),
+            ([String: Int].self, "Dictionary"),
+            ([Any].self, "Array"),
+            (String.self, "String"),
+            (URL.self, "URL"),
+        ] as [(Any.Type, String)])
     func expected(type: Any.Type, name: String) {
         #expect(expectedName(type) == name)
     }

@@ -5,17 +5,20 @@
 
 import Foundation
 import Testing
+
 @testable import DefaultsCoder
 
 @Suite("CodingPath")
 struct CodingPathTests {
 
-    @Test("readable paths", arguments: [
-        ([], "SELF"),
-        ([IndexCodingKey(1), KeyValueCodingKey(stringValue: "name")], "SELF[1].name"),
-        ([KeyValueCodingKey(stringValue: "a"), IndexCodingKey(0), IndexCodingKey(2)], "SELF.a[0][2]"),
-        ([KeyValueCodingKey(intValue: 3)], "SELF.3"),
-    ] as [([any CodingKey], String)])
+    @Test(
+        "readable paths",
+        arguments: [
+            ([], "SELF"),
+            ([IndexCodingKey(1), KeyValueCodingKey(stringValue: "name")], "SELF[1].name"),
+            ([KeyValueCodingKey(stringValue: "a"), IndexCodingKey(0), IndexCodingKey(2)], "SELF.a[0][2]"),
+            ([KeyValueCodingKey(intValue: 3)], "SELF.3"),
+        ] as [([any CodingKey], String)])
     func readablePaths(path: [any CodingKey], expected: String) {
         #expect(readablePath(path) == expected)
     }

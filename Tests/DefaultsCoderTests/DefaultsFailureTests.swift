@@ -5,6 +5,7 @@
 
 import Foundation
 import Testing
+
 @testable import DefaultsCoder
 
 @Suite("DefaultsFailure")
@@ -19,18 +20,21 @@ struct DefaultsFailureTests {
         DefaultsFailure.logOnce(read) { lines.append($0) }
         DefaultsFailure.logOnce(read) { lines.append($0) }
         DefaultsFailure.logOnce(write) { lines.append($0) }
-        #expect(lines == [
-            "DefaultsCoder: cannot read \"\(name)\", returning its default: Expected BinaryInteger at SELF, found String",
-            "DefaultsCoder: cannot store \"\(name)\", leaving it as it was: Cannot store at SELF",
-        ])
+        #expect(
+            lines == [
+                "DefaultsCoder: cannot read \"\(name)\", returning its default: Expected BinaryInteger at SELF, found String",
+                "DefaultsCoder: cannot store \"\(name)\", leaving it as it was: Cannot store at SELF",
+            ])
     }
 
     /// The registration domain is shared by every `UserDefaults` in the process, so this
     /// test registers keys no other test uses.
-    @Test("a failure names its key, what was being done, the message and the path", arguments: [
-        (DefaultsFailure.Operation.read, "DefaultsCoder: cannot read \"k\", returning its default: Expected String at SELF.name, found Int"),
-        (.write, "DefaultsCoder: cannot store \"k\", leaving it as it was: Expected String at SELF.name, found Int"),
-    ])
+    @Test(
+        "a failure names its key, what was being done, the message and the path",
+        arguments: [
+            (DefaultsFailure.Operation.read, "DefaultsCoder: cannot read \"k\", returning its default: Expected String at SELF.name, found Int"),
+            (.write, "DefaultsCoder: cannot store \"k\", leaving it as it was: Expected String at SELF.name, found Int"),
+        ])
     func describing(operation: DefaultsFailure.Operation, description: String) {
         let path: [any CodingKey] = [KeyValueCodingKey(stringValue: "name")]
         let failure = DefaultsFailure(key: "k", operation: operation, error: DecodingError.mismatch(String.self, found: .value(Int.self), at: path))

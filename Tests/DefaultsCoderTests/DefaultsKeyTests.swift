@@ -5,6 +5,7 @@
 
 import Foundation
 import Testing
+
 @testable import DefaultsCoder
 
 @Suite("DefaultsKey")
@@ -37,11 +38,13 @@ struct DefaultsKeyTests {
         #expect(Tree(stored) == Tree(["id": 1, "name": "Ada"]))
     }
 
-    @Test("legacy formats decode the blobs other libraries stored", arguments: [
-        (LegacyFormat.json, SendableAny(try! JSONEncoder().encode(User(id: 7, name: "Bo")))),
-        (LegacyFormat.propertyList, SendableAny(try! PropertyListEncoder().encode(User(id: 7, name: "Bo")))),
-        (LegacyFormat.jsonString, SendableAny(#"{"id":7,"name":"Bo"}"#)),
-    ])
+    @Test(
+        "legacy formats decode the blobs other libraries stored",
+        arguments: [
+            (LegacyFormat.json, SendableAny(try! JSONEncoder().encode(User(id: 7, name: "Bo")))),
+            (LegacyFormat.propertyList, SendableAny(try! PropertyListEncoder().encode(User(id: 7, name: "Bo")))),
+            (LegacyFormat.jsonString, SendableAny(#"{"id":7,"name":"Bo"}"#)),
+        ])
     func legacyFormats(format: LegacyFormat, blob: SendableAny) throws {
         #expect(try format.decode(User.self, from: blob.value) == User(id: 7, name: "Bo"))
     }

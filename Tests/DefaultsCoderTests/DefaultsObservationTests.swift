@@ -10,6 +10,7 @@
 
 import Foundation
 import Testing
+
 @testable import DefaultsCoder
 
 @Suite("DefaultsObservation")
@@ -26,8 +27,8 @@ struct DefaultsObservationTests {
         let observation = suite.defaults.observe(.launchCount) { old, new in
             events.withLock { $0.append([old, new]) }
         }
-        suite.defaults[.launchCount] = 1          // subscript
-        suite.defaults[.launchCount] = 1          // no change
+        suite.defaults[.launchCount] = 1  // subscript
+        suite.defaults[.launchCount] = 1  // no change
         try suite.defaults.set(2, for: .launchCount)
         try suite.defaults.encode(3, forKey: "launchCount")
         try suite.defaults.encode(3, forKey: "launchCount")
@@ -151,7 +152,7 @@ struct DefaultsObservationTests {
         let announcers = (0..<2).map { _ in
             Thread { while !stop.withLock({ $0 }) { ObservationRegistry.shared.checkAll() } }
         }
-        announcers.forEach { $0.start() }
+        for announcer in announcers { announcer.start() }
         for value in 1...20 { suite.defaults[.launchCount] = value }
         observation.cancel()
         for value in 100...400 { suite.defaults[.launchCount] = value }

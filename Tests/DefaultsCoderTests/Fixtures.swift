@@ -6,8 +6,9 @@
 //  models that read their properties through the doors Foundation's coders offer.
 //
 
-@testable import DefaultsCoder
 import Foundation
+
+@testable import DefaultsCoder
 
 /// An enum with associated values.
 public enum FixtureShape: Codable, Equatable, Sendable {
@@ -265,7 +266,10 @@ final class Link: Codable, Sendable {
     var length: Int {
         var count = 1
         var link = next
-        while let current = link { count += 1; link = current.next }
+        while let current = link {
+            count += 1
+            link = current.next
+        }
         return count
     }
 
@@ -347,4 +351,3 @@ enum Shape: Decodable {
     case circle(radius: Double)
     case square(side: Double)
 }
-

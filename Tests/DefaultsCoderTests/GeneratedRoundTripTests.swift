@@ -12,6 +12,7 @@
 
 import Foundation
 import Testing
+
 @testable import DefaultsCoder
 
 @Suite("Generated round trips")
@@ -126,8 +127,10 @@ struct GeneratedRoundTripTests {
             case .labelled(_, let inner): visit(inner)
             case .optional(let inner): inner.map(visit)
             case .array(let values): values.forEach(visit)
-            case .optionals(let values): values.forEach { $0.map(visit) }
-            case .doubleOptionals(let values): values.forEach { $0.flatMap { $0 }.map(visit) }
+            case .optionals(let values):
+                for value in values { value.map(visit) }
+            case .doubleOptionals(let values):
+                for value in values { value.flatMap { $0 }.map(visit) }
             case .dictionary(let values): values.values.forEach(visit)
             case .intKeyed(let values): values.values.forEach(visit)
             case .record(let record):

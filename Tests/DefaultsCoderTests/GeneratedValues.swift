@@ -8,6 +8,7 @@
 //
 
 import Foundation
+
 @testable import DefaultsCoder
 
 // MARK: - Entropy
@@ -233,13 +234,14 @@ struct ValueGenerator<Source: Entropy> {
         case 7: return .record(record(depth: depth))
         case 8: return .profile(GeneratedProfile(nickname: source.oneIn(3) ? nil : string(), value: source.oneIn(3) ? nil : value(depth: depth + 1)))
         default:
-            return .doubleOptionals(list(depth) {
-                switch $0.source.below(3) {
-                case 0: return .none
-                case 1: return .some(.none)
-                default: return .some(.some($0.value(depth: depth + 1)))
-                }
-            })
+            return .doubleOptionals(
+                list(depth) {
+                    switch $0.source.below(3) {
+                    case 0: return .none
+                    case 1: return .some(.none)
+                    default: return .some(.some($0.value(depth: depth + 1)))
+                    }
+                })
         }
     }
 

@@ -5,6 +5,7 @@
 
 import Foundation
 import Testing
+
 @testable import DefaultsCoder
 
 @Suite("KeyValueDecoder")
@@ -26,16 +27,25 @@ struct KeyValueDecoderTests {
     @Test("error cases")
     func errorCases() throws {
         let mismatch = caught(DecodingError.self) { try KeyValueDecoder().decode([String].self, from: ["fish", 1]) }
-        guard case .typeMismatch(let type, _)? = mismatch else { Issue.record("expected typeMismatch"); return }
+        guard case .typeMismatch(let type, _)? = mismatch else {
+            Issue.record("expected typeMismatch")
+            return
+        }
         #expect(type is String.Type)
 
         let missing = caught(DecodingError.self) { try KeyValueDecoder().decode(User.self, from: ["id": 1]) }
-        guard case .keyNotFound(let key, let context)? = missing else { Issue.record("expected keyNotFound"); return }
+        guard case .keyNotFound(let key, let context)? = missing else {
+            Issue.record("expected keyNotFound")
+            return
+        }
         #expect(key.stringValue == "name")
         #expect(context.codingPath.isEmpty)
 
         let null = caught(DecodingError.self) { try KeyValueDecoder().decode(String.self, from: Optional<Any>.none as Any) }
-        guard case .valueNotFound? = null else { Issue.record("expected valueNotFound"); return }
+        guard case .valueNotFound? = null else {
+            Issue.record("expected valueNotFound")
+            return
+        }
     }
 
     @Test("reading past the end of an unkeyed container throws valueNotFound")
@@ -49,23 +59,28 @@ struct KeyValueDecoderTests {
             }
         }
         let error = caught(DecodingError.self) { try KeyValueDecoder().decode([Pair].self, from: [[1, 2], [3]]) }
-        guard case .valueNotFound(let type, let context)? = error else { Issue.record("expected valueNotFound"); return }
+        guard case .valueNotFound(let type, let context)? = error else {
+            Issue.record("expected valueNotFound")
+            return
+        }
         #expect(type is Int.Type)
         #expect(readablePath(context.codingPath) == "SELF[1][1]")
         #expect(context.debugDescription == "Expected Int at SELF[1][1], found end of array")
     }
 
-    @Test("int strategies", arguments: [
-        (KeyValueDecoder.IntDecodingStrategy.exact, SendableAny([10, 20.0, -30.0, Int64(50)] as [Any]), [10, 20, -30, 50] as [Int8]?),
-        (.exact, SendableAny([10.5] as [Any]), nil),
-        (.rounding(rule: .toNearestOrAwayFromZero), SendableAny([10.1, -20.9, 50.00001] as [Any]), [10, -21, 50]),
-        (.rounding(rule: .down), SendableAny([10.9, -0.5] as [Any]), [10, -1]),
-        (.rounding(rule: .toNearestOrAwayFromZero), SendableAny([1000.0] as [Any]), nil),
-        (.clamping(roundingRule: .toNearestOrAwayFromZero), SendableAny([10, 20.5, 1000, -Double.infinity] as [Any]), [10, 21, 127, -128]),
-        (.clamping(roundingRule: nil), SendableAny([300, -300, UInt64.max] as [Any]), [127, -128, 127]),
-        (.clamping(roundingRule: nil), SendableAny([1.5] as [Any]), nil),
-        (.clamping(roundingRule: .up), SendableAny([Double.nan] as [Any]), nil),
-    ])
+    @Test(
+        "int strategies",
+        arguments: [
+            (KeyValueDecoder.IntDecodingStrategy.exact, SendableAny([10, 20.0, -30.0, Int64(50)] as [Any]), [10, 20, -30, 50] as [Int8]?),
+            (.exact, SendableAny([10.5] as [Any]), nil),
+            (.rounding(rule: .toNearestOrAwayFromZero), SendableAny([10.1, -20.9, 50.00001] as [Any]), [10, -21, 50]),
+            (.rounding(rule: .down), SendableAny([10.9, -0.5] as [Any]), [10, -1]),
+            (.rounding(rule: .toNearestOrAwayFromZero), SendableAny([1000.0] as [Any]), nil),
+            (.clamping(roundingRule: .toNearestOrAwayFromZero), SendableAny([10, 20.5, 1000, -Double.infinity] as [Any]), [10, 21, 127, -128]),
+            (.clamping(roundingRule: nil), SendableAny([300, -300, UInt64.max] as [Any]), [127, -128, 127]),
+            (.clamping(roundingRule: nil), SendableAny([1.5] as [Any]), nil),
+            (.clamping(roundingRule: .up), SendableAny([Double.nan] as [Any]), nil),
+        ])
     func intStrategies(strategy: KeyValueDecoder.IntDecodingStrategy, input: SendableAny, expected: [Int8]?) throws {
         let input = input.value
         var decoder = KeyValueDecoder()
@@ -127,14 +142,16 @@ struct KeyValueDecoderTests {
         }
     }
 
-    @Test("a string is not taken for a Decimal, a relative URL or Base64 Data by the default strategies", arguments: [
-        ("42", Probed.string("42")),
-        ("1.5", .string("1.5")),
-        ("hello", .string("hello")),
-        ("AQID", .string("AQID")),
-        ("chips/fish", .string("chips/fish")),
-        ("https://fish.com/x", .url(URL(string: "https://fish.com/x")!)),
-    ])
+    @Test(
+        "a string is not taken for a Decimal, a relative URL or Base64 Data by the default strategies",
+        arguments: [
+            ("42", Probed.string("42")),
+            ("1.5", .string("1.5")),
+            ("hello", .string("hello")),
+            ("AQID", .string("AQID")),
+            ("chips/fish", .string("chips/fish")),
+            ("https://fish.com/x", .url(URL(string: "https://fish.com/x")!)),
+        ])
     func noLeniency(text: String, expected: Probed) throws {
         #expect(try KeyValueDecoder().decode(Probed.self, from: text) == expected)
         #expect(try KeyValueDecoder().decodeFromUserDefaults(Probed.self, from: text) == expected)
@@ -163,10 +180,12 @@ struct KeyValueDecoderTests {
         (.iso8601, SendableAny("1970-01-01T00:16:40.250Z"), date),
         (.iso8601(includingFractionalSeconds: true), SendableAny("1970-01-01T00:16:40.250Z"), date),
         (.formatted(KeyValueEncoderTests.slashes), SendableAny("1970/01/01"), Date(timeIntervalSince1970: 0)),
-        (.custom { value in
-            guard let days = value as? Int else { throw CocoaError(.coderInvalidValue) }
-            return Date(timeIntervalSince1970: Double(days) * 86_400)
-        }, SendableAny(2), Date(timeIntervalSince1970: 172_800)),
+        (
+            .custom { value in
+                guard let days = value as? Int else { throw CocoaError(.coderInvalidValue) }
+                return Date(timeIntervalSince1970: Double(days) * 86_400)
+            }, SendableAny(2), Date(timeIntervalSince1970: 172_800)
+        ),
     ]
 
     @Test("date strategies", arguments: dateRows)
@@ -174,10 +193,11 @@ struct KeyValueDecoderTests {
         var decoder = KeyValueDecoder()
         decoder.dateDecodingStrategy = strategy
         #expect(try decoder.decode(Date.self, from: tree.value) == expected)
-        #expect(try decodeWith([tree.value], decoder: decoder) { decoder in
-            var container = try decoder.unkeyedContainer()
-            return try container.decode(Date.self)
-        } == expected)
+        #expect(
+            try decodeWith([tree.value], decoder: decoder) { decoder in
+                var container = try decoder.unkeyedContainer()
+                return try container.decode(Date.self)
+            } == expected)
     }
 
     @Test("date strategy errors name the path")
@@ -296,7 +316,10 @@ struct KeyValueDecoderTests {
         var decoder = KeyValueDecoder()
         decoder.keyDecodingStrategy = .convertFromSnakeCase
         let tree: [String: Any] = ["first_name": "Ada", "home_url": "x"]
-        struct Plain: Codable, Equatable { var firstName: String; var homeUrl: String }
+        struct Plain: Codable, Equatable {
+            var firstName: String
+            var homeUrl: String
+        }
         #expect(try decoder.decode(Plain.self, from: tree) == Plain(firstName: "Ada", homeUrl: "x"))
         // Modelled on swift-foundation's JSONEncoderTests
         // `testDecodingDictionaryStringKeyConversionUntouched`.
@@ -374,7 +397,12 @@ struct KeyValueDecoderTests {
     @Test("Bool and number NSNumbers from Foundation decode to matching Swift types")
     func foundationValues() throws {
         let plist: [String: Any] = ["flag": NSNumber(value: true), "count": NSNumber(value: 3), "ratio": NSNumber(value: 0.5), "name": NSString(string: "n")]
-        struct Settings: Decodable, Equatable { var flag: Bool; var count: Int; var ratio: Double; var name: String }
+        struct Settings: Decodable, Equatable {
+            var flag: Bool
+            var count: Int
+            var ratio: Double
+            var name: String
+        }
         #expect(try KeyValueDecoder().decode(Settings.self, from: plist) == Settings(flag: true, count: 3, ratio: 0.5, name: "n"))
     }
 

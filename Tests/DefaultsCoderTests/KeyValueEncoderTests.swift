@@ -5,31 +5,34 @@
 
 import Foundation
 import Testing
+
 @testable import DefaultsCoder
 
 @Suite("KeyValueEncoder")
 struct KeyValueEncoderTests {
 
-    @Test("top-level primitives keep their type", arguments: [
-        (true as any Encodable & Sendable, Tree.bool(true)),
-        ("fish", .string("fish")),
-        (1, .int(1)),
-        (Int8(-8), .int8(-8)),
-        (Int16(16), .int16(16)),
-        (Int32(32), .int32(32)),
-        (Int64.min, .int64(.min)),
-        (UInt(7), .uint(7)),
-        (UInt8(8), .uint8(8)),
-        (UInt16(16), .uint16(16)),
-        (UInt32(32), .uint32(32)),
-        (UInt64.max, .uint64(.max)),
-        (1.5, .double(1.5)),
-        (Float(2.5), .float(2.5)),
-        (Decimal(string: "1.5")!, .decimal(Decimal(string: "1.5")!)),
-        (Date(timeIntervalSince1970: 10), .date(Date(timeIntervalSince1970: 10))),
-        (Data([1, 2]), .data(Data([1, 2]))),
-        (URL(string: "https://fish.com")!, .url(URL(string: "https://fish.com")!)),
-    ] as [(any Encodable & Sendable, Tree)])
+    @Test(
+        "top-level primitives keep their type",
+        arguments: [
+            (true as any Encodable & Sendable, Tree.bool(true)),
+            ("fish", .string("fish")),
+            (1, .int(1)),
+            (Int8(-8), .int8(-8)),
+            (Int16(16), .int16(16)),
+            (Int32(32), .int32(32)),
+            (Int64.min, .int64(.min)),
+            (UInt(7), .uint(7)),
+            (UInt8(8), .uint8(8)),
+            (UInt16(16), .uint16(16)),
+            (UInt32(32), .uint32(32)),
+            (UInt64.max, .uint64(.max)),
+            (1.5, .double(1.5)),
+            (Float(2.5), .float(2.5)),
+            (Decimal(string: "1.5")!, .decimal(Decimal(string: "1.5")!)),
+            (Date(timeIntervalSince1970: 10), .date(Date(timeIntervalSince1970: 10))),
+            (Data([1, 2]), .data(Data([1, 2]))),
+            (URL(string: "https://fish.com")!, .url(URL(string: "https://fish.com")!)),
+        ] as [(any Encodable & Sendable, Tree)])
     func primitives(value: any Encodable & Sendable, expected: Tree) throws {
         #expect(Tree(try KeyValueEncoder().encode(value)) == expected)
     }
@@ -49,11 +52,13 @@ struct KeyValueEncoderTests {
     @Test("enums with associated values")
     func enums() throws {
         let encoded = try KeyValueEncoder().encode([Event.tap(x: 1, y: 2), .message("hi"), .reset])
-        #expect(Tree(encoded) == .array([
-            .dictionary(["tap": .dictionary(["x": .int(1), "y": .int(2)])]),
-            .dictionary(["message": .dictionary(["_0": .string("hi")])]),
-            .dictionary(["reset": .dictionary([:])]),
-        ]))
+        #expect(
+            Tree(encoded)
+                == .array([
+                    .dictionary(["tap": .dictionary(["x": .int(1), "y": .int(2)])]),
+                    .dictionary(["message": .dictionary(["_0": .string("hi")])]),
+                    .dictionary(["reset": .dictionary([:])]),
+                ]))
         try expectRoundTrip([Event.tap(x: 1, y: 2), .message("hi"), .reset])
     }
 
@@ -65,13 +70,15 @@ struct KeyValueEncoderTests {
         #expect(decoded.name == "Rex" && decoded.breed == "Lab")
     }
 
-    @Test("nil strategies", arguments: [
-        (KeyValueEncoder.NilEncodingStrategy.default, Tree.array([.int(1), .int(2), .null, .int(3)]), [1, 2, nil, 3] as [Int?]),
-        (.removed, .array([.int(1), .int(2), .int(3)]), [1, 2, 3]),
-        (.stringNull, .array([.int(1), .int(2), .string("$null"), .int(3)]), [1, 2, nil, 3]),
-        (.nsNull, .array([.int(1), .int(2), .nsNull, .int(3)]), [1, 2, nil, 3]),
-        (.placeholder(-1, isNull: { ($0 as? Int) == -1 }), .array([.int(1), .int(2), .int(-1), .int(3)]), [1, 2, nil, 3]),
-    ])
+    @Test(
+        "nil strategies",
+        arguments: [
+            (KeyValueEncoder.NilEncodingStrategy.default, Tree.array([.int(1), .int(2), .null, .int(3)]), [1, 2, nil, 3] as [Int?]),
+            (.removed, .array([.int(1), .int(2), .int(3)]), [1, 2, 3]),
+            (.stringNull, .array([.int(1), .int(2), .string("$null"), .int(3)]), [1, 2, nil, 3]),
+            (.nsNull, .array([.int(1), .int(2), .nsNull, .int(3)]), [1, 2, nil, 3]),
+            (.placeholder(-1, isNull: { ($0 as? Int) == -1 }), .array([.int(1), .int(2), .int(-1), .int(3)]), [1, 2, nil, 3]),
+        ])
     func nilStrategies(strategy: KeyValueEncoder.NilEncodingStrategy, expected: Tree, decodedBack: [Int?]) throws {
         var encoder = KeyValueEncoder()
         encoder.nilEncodingStrategy = strategy
@@ -93,7 +100,10 @@ struct KeyValueEncoderTests {
 
     @Test("optional properties: absent ones are left out")
     func optionalProperties() throws {
-        struct Profile: Codable, Equatable { var name: String?; var age: Int? }
+        struct Profile: Codable, Equatable {
+            var name: String?
+            var age: Int?
+        }
         #expect(Tree(try KeyValueEncoder().encode(Profile(name: nil, age: 3))) == .dictionary(["age": .int(3)]))
         try expectRoundTrip(Profile(name: nil, age: 3))
         try expectRoundTrip(Profile(name: "x", age: nil))
@@ -159,10 +169,12 @@ struct KeyValueEncoderTests {
 
     // Modelled on swift-foundation's JSONEncoderTests
     // `testEncodingDictionaryStringKeyConversionUntouched`.
-    @Test("key strategies leave the keys of a [String: V] alone, at any depth", arguments: [
-        KeyValueEncoder.KeyEncodingStrategy.convertToSnakeCase,
-        .custom { KeyValueCodingKey(stringValue: $0.last!.stringValue.uppercased()) },
-    ])
+    @Test(
+        "key strategies leave the keys of a [String: V] alone, at any depth",
+        arguments: [
+            KeyValueEncoder.KeyEncodingStrategy.convertToSnakeCase,
+            .custom { KeyValueCodingKey(stringValue: $0.last!.stringValue.uppercased()) },
+        ])
     func dictionaryKeysUntouched(strategy: KeyValueEncoder.KeyEncodingStrategy) throws {
         var encoder = KeyValueEncoder()
         encoder.keyEncodingStrategy = strategy
@@ -195,24 +207,28 @@ struct KeyValueEncoderTests {
         var encoder = KeyValueEncoder()
         encoder.nilEncodingStrategy = .stringNull
         encoder.keyEncodingStrategy = .convertToSnakeCase
-        #expect(Tree(try encoder.encode(EveryKeyedWrite())) == .dictionary([
-            "first_value": .int(1),
-            "missing_value": .string("$null"),
-            "nested_box": .dictionary(["inner_value": .string("x")]),
-            "nested_list": .array([.bool(true)]),
-            "super_key": .dictionary(["inner_value": .int(2)]),
-        ]))
+        #expect(
+            Tree(try encoder.encode(EveryKeyedWrite()))
+                == .dictionary([
+                    "first_value": .int(1),
+                    "missing_value": .string("$null"),
+                    "nested_box": .dictionary(["inner_value": .string("x")]),
+                    "nested_list": .array([.bool(true)]),
+                    "super_key": .dictionary(["inner_value": .int(2)]),
+                ]))
 
         encoder.keyEncodingStrategy = .custom { path in
             KeyValueCodingKey(stringValue: path.map(\.stringValue).joined(separator: "/"))
         }
-        #expect(Tree(try encoder.encode(EveryKeyedWrite())) == .dictionary([
-            "firstValue": .int(1),
-            "missingValue": .string("$null"),
-            "nestedBox": .dictionary(["nestedBox/innerValue": .string("x")]),
-            "nestedList": .array([.bool(true)]),
-            "superKey": .dictionary(["superKey/innerValue": .int(2)]),
-        ]))
+        #expect(
+            Tree(try encoder.encode(EveryKeyedWrite()))
+                == .dictionary([
+                    "firstValue": .int(1),
+                    "missingValue": .string("$null"),
+                    "nestedBox": .dictionary(["nestedBox/innerValue": .string("x")]),
+                    "nestedList": .array([.bool(true)]),
+                    "superKey": .dictionary(["superKey/innerValue": .int(2)]),
+                ]))
     }
 
     @Test("a container misuse throws instead of trapping")
@@ -237,10 +253,12 @@ struct KeyValueEncoderTests {
             var again = container.nestedUnkeyedContainer(forKey: "list")
             try again.encode(2)
         }
-        #expect(Tree(tree) == .dictionary([
-            "container": .dictionary(["foo": .string("Test"), "somethingElse": .string("SecondAgain")]),
-            "list": .array([.int(1), .int(2)]),
-        ]))
+        #expect(
+            Tree(tree)
+                == .dictionary([
+                    "container": .dictionary(["foo": .string("Test"), "somethingElse": .string("SecondAgain")]),
+                    "list": .array([.int(1), .int(2)]),
+                ]))
     }
 
     @Test("a second keyed container at one level, and a super encoder asked for twice, keep everything")
@@ -254,9 +272,11 @@ struct KeyValueEncoderTests {
             var second = container.superEncoder(forKey: "parent").container(keyedBy: AnyKey.self)
             try second.encode("y", forKey: "y")
         }
-        #expect(Tree(tree) == .dictionary([
-            "a": .int(1), "b": .int(2), "parent": .dictionary(["x": .string("x"), "y": .string("y")]),
-        ]))
+        #expect(
+            Tree(tree)
+                == .dictionary([
+                    "a": .int(1), "b": .int(2), "parent": .dictionary(["x": .string("x"), "y": .string("y")]),
+                ]))
     }
 
     @Test("a keyed container where another kind of value already is throws instead of dropping data")
@@ -277,6 +297,7 @@ struct KeyValueEncoderTests {
     /// Two properties that snake case maps to one key.
     struct Colliding: Encodable {
         var aB = 1
+        // swift-format-ignore: AlwaysUseLowerCamelCase
         var a_b = 2
     }
 
@@ -337,11 +358,13 @@ struct KeyValueEncoderTests {
         #expect(throws: Misbehaving.Oops.self) { try KeyValueEncoder().encode([Misbehaving()]) }
     }
 
-    @Test("a custom strategy's unstorable result names the full path", arguments: [
-        (SendableAny(Decimal.nan), "Cannot store Decimal NaN in UserDefaults at SELF.when"),
-        (SendableAny(NSNull()), "Cannot store NSNull in UserDefaults at SELF.when"),
-        (SendableAny(["a": [Decimal.nan]]), "Cannot store Decimal NaN in UserDefaults at SELF.when.a[0]"),
-    ])
+    @Test(
+        "a custom strategy's unstorable result names the full path",
+        arguments: [
+            (SendableAny(Decimal.nan), "Cannot store Decimal NaN in UserDefaults at SELF.when"),
+            (SendableAny(NSNull()), "Cannot store NSNull in UserDefaults at SELF.when"),
+            (SendableAny(["a": [Decimal.nan]]), "Cannot store Decimal NaN in UserDefaults at SELF.when.a[0]"),
+        ])
     func customResultPath(result: SendableAny, message: String) throws {
         var encoder = KeyValueEncoder()
         nonisolated(unsafe) let value = result.value

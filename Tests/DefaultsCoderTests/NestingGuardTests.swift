@@ -8,6 +8,7 @@
 
 import Foundation
 import Testing
+
 @testable import DefaultsCoder
 
 /// Runs `body` on a new thread with a stack of `size` bytes, and awaits it.

@@ -5,23 +5,26 @@
 
 import Foundation
 import Testing
+
 @testable import DefaultsCoder
 
 @Suite("Numbers")
 struct NumbersTests {
 
-    @Test("strict decimal parsing", arguments: [
-        ("1.5", Decimal(string: "1.5")),
-        ("-0.000001", Decimal(string: "-0.000001")),
-        ("1e3", Decimal(1000)),
-        ("12345678901234567890123456789012345678", Decimal(string: "12345678901234567890123456789012345678")),
-        ("1.5abc", nil),
-        ("", nil),
-        ("-", nil),
-        ("1..5", nil),
-        ("e5", nil),
-        ("NaN", nil),
-    ] as [(String, Decimal?)])
+    @Test(
+        "strict decimal parsing",
+        arguments: [
+            ("1.5", Decimal(string: "1.5")),
+            ("-0.000001", Decimal(string: "-0.000001")),
+            ("1e3", Decimal(1000)),
+            ("12345678901234567890123456789012345678", Decimal(string: "12345678901234567890123456789012345678")),
+            ("1.5abc", nil),
+            ("", nil),
+            ("-", nil),
+            ("1..5", nil),
+            ("e5", nil),
+            ("NaN", nil),
+        ] as [(String, Decimal?)])
     func strictDecimal(input: String, expected: Decimal?) {
         #expect(Decimal(strictString: input) == expected)
     }
@@ -32,43 +35,48 @@ struct NumbersTests {
         #expect(Decimal(strictString: decimal.canonicalString) == decimal)
     }
 
-    @Test("numbers are classified by what they are, not what they bridge to", arguments: [
-        (SendableAny(NSNumber(value: true)), "Bool"),
-        (SendableAny(true), "Bool"),
-        (SendableAny(NSNumber(value: 1)), "Int"),
-        (SendableAny(NSNumber(value: 1.5)), "Double"),
-        (SendableAny(UInt8(3)), "UInt8"),
-        (SendableAny(Optional<Any>.some(Int64(2)) as Any), "Int64"),
-        (SendableAny(CGFloat(2.5)), "Double"),
-        (SendableAny(Decimal(1)), "Decimal"),
-    ])
+    @Test(
+        "numbers are classified by what they are, not what they bridge to",
+        arguments: [
+            (SendableAny(NSNumber(value: true)), "Bool"),
+            (SendableAny(true), "Bool"),
+            (SendableAny(NSNumber(value: 1)), "Int"),
+            (SendableAny(NSNumber(value: 1.5)), "Double"),
+            (SendableAny(UInt8(3)), "UInt8"),
+            (SendableAny(Optional<Any>.some(Int64(2)) as Any), "Int64"),
+            (SendableAny(CGFloat(2.5)), "Double"),
+            (SendableAny(Decimal(1)), "Decimal"),
+        ])
     func classification(value: SendableAny, type: String) throws {
         let number = try #require(classifyNumber(value.value))
         #expect(typeName(number.type) == type)
         #expect(number.isBool == (type == "Bool"))
     }
 
-    @Test("what is not a number is not classified as one", arguments: [
-        SendableAny("1"), SendableAny(Date()), SendableAny([1, 2]), SendableAny(NSArray(array: [1])),
-    ])
+    @Test(
+        "what is not a number is not classified as one",
+        arguments: [
+            SendableAny("1"), SendableAny(Date()), SendableAny([1, 2]), SendableAny(NSArray(array: [1])),
+        ])
     func notNumbers(value: SendableAny) {
         #expect(classifyNumber(value.value) == nil)
     }
 
-    @Test("integer strategies", arguments: [
-        (NumberValue.double(20.0), KeyValueDecoder.IntDecodingStrategy.exact, Int8?.some(20)),
-        (.double(20.5), .exact, nil),
-        (.double(20.5), .rounding(rule: .toNearestOrAwayFromZero), 21),
-        (.double(1000), .clamping(roundingRule: nil), 127),
-        (.double(.nan), .clamping(roundingRule: .down), nil),
-        (.signed(-1000, type: Int.self), .clamping(roundingRule: nil), -128),
-        (.unsigned(300, type: UInt64.self), .exact, nil),
-        (.decimal(Decimal(string: "12")!), .exact, 12),
-        (.decimal(Decimal(string: "12.5")!), .exact, nil),
-        (.bool(true), .clamping(roundingRule: nil), nil),
-    ])
+    @Test(
+        "integer strategies",
+        arguments: [
+            (NumberValue.double(20.0), KeyValueDecoder.IntDecodingStrategy.exact, Int8?.some(20)),
+            (.double(20.5), .exact, nil),
+            (.double(20.5), .rounding(rule: .toNearestOrAwayFromZero), 21),
+            (.double(1000), .clamping(roundingRule: nil), 127),
+            (.double(.nan), .clamping(roundingRule: .down), nil),
+            (.signed(-1000, type: Int.self), .clamping(roundingRule: nil), -128),
+            (.unsigned(300, type: UInt64.self), .exact, nil),
+            (.decimal(Decimal(string: "12")!), .exact, 12),
+            (.decimal(Decimal(string: "12.5")!), .exact, nil),
+            (.bool(true), .clamping(roundingRule: nil), nil),
+        ])
     func integers(number: NumberValue, strategy: KeyValueDecoder.IntDecodingStrategy, expected: Int8?) {
         #expect(number.integer(Int8.self, strategy: strategy) == expected)
     }
 }
-

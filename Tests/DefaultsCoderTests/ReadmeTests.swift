@@ -5,9 +5,9 @@
 //  The README's examples, run as shown, with the outputs it shows.
 //
 
+import DefaultsCoder
 import Foundation
 import Testing
-import DefaultsCoder
 
 @Suite("README examples")
 struct ReadmeTests {
@@ -37,16 +37,19 @@ struct ReadmeTests {
             var checksum: Data
         }
 
-        let upload = try encoder.encode(Upload(
-            fileName: "a.txt",
-            sentAt: Date(timeIntervalSince1970: 0.25),
-            source: URL(string: "https://fish.com/a.txt")!,
-            checksum: Data([1, 2, 3])
-        ))
-        #expect(Tree(upload) == .dictionary([
-            "file_name": .string("a.txt"), "sent_at": .string("1970-01-01T00:00:00.250Z"),
-            "source": .string("https://fish.com/a.txt"), "checksum": .string("AQID"),
-        ]))
+        let upload = try encoder.encode(
+            Upload(
+                fileName: "a.txt",
+                sentAt: Date(timeIntervalSince1970: 0.25),
+                source: URL(string: "https://fish.com/a.txt")!,
+                checksum: Data([1, 2, 3])
+            ))
+        #expect(
+            Tree(upload)
+                == .dictionary([
+                    "file_name": .string("a.txt"), "sent_at": .string("1970-01-01T00:00:00.250Z"),
+                    "source": .string("https://fish.com/a.txt"), "checksum": .string("AQID"),
+                ]))
 
         encoder.keyEncodingStrategy = .custom { path in
             KeyValueCodingKey(stringValue: path.last!.stringValue.uppercased())
@@ -129,9 +132,10 @@ struct ReadmeTests {
         let owner = DefaultsKey<User?>(uniqueKey("owner"))
         defaults.set(["id": 1, "name": 42], forKey: owner.name)
         #expect(defaults[owner] == nil)
-        #expect(ReportedFailures.reports(for: owner.name).map(\.description) == [
-            "DefaultsCoder: cannot read \"\(owner.name)\", returning its default: Expected String at SELF.name, found Int",
-        ])
+        #expect(
+            ReportedFailures.reports(for: owner.name).map(\.description) == [
+                "DefaultsCoder: cannot read \"\(owner.name)\", returning its default: Expected String at SELF.name, found Int"
+            ])
 
         // Legacy blobs.
         let profile = DefaultsKey<User?>("profile", legacy: .json)

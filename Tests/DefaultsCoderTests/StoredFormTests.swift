@@ -9,6 +9,7 @@
 
 import Foundation
 import Testing
+
 @testable import DefaultsCoder
 
 /// Writes values under numbered keys, then reads each back as the type it names, here
@@ -32,13 +33,14 @@ struct StoredChecks {
     }
 
     private mutating func addRead<U: Codable & Equatable>(key: String, as: U.Type, expecting expected: U?, _ label: String) {
-        checks.append((
-            key,
-            { try $0.decode(U.self, forKey: key) },
-            { ($0 as? U?) == expected },
-            { try KeyValueDecoder().decodeFromUserDefaults(U.self, from: $0) },
-            label
-        ))
+        checks.append(
+            (
+                key,
+                { try $0.decode(U.self, forKey: key) },
+                { ($0 as? U?) == expected },
+                { try KeyValueDecoder().decodeFromUserDefaults(U.self, from: $0) },
+                label
+            ))
     }
 
     /// Runs every check in this process, then in a new one.
@@ -77,10 +79,12 @@ struct StoredFormTests {
         try checks.add([string, nil, string] as [String?], readAs: [String?].self, expecting: [string, nil, string], "[String?]")
         try checks.add([string, string], readAs: [String].self, expecting: [string, string], "[String]")
         try checks.add(["k": string, "l": nil] as [String: String?], readAs: [String: String?].self, expecting: ["k": string, "l": nil], "[String: String?]")
-        try checks.add(ProfileV1(nickname: string, note: .string(string)), readAs: ProfileV2.self,
-                       expecting: ProfileV2(nickname: string, note: .string(string)), "encode(_:forKey:) read by decodeIfPresent")
-        try checks.add(JSONValue.array([.string(string), .null]), readAs: JSONValue.self,
-                       expecting: .array([.string(string), .null]), "decodeNil() probed first")
+        try checks.add(
+            ProfileV1(nickname: string, note: .string(string)), readAs: ProfileV2.self,
+            expecting: ProfileV2(nickname: string, note: .string(string)), "encode(_:forKey:) read by decodeIfPresent")
+        try checks.add(
+            JSONValue.array([.string(string), .null]), readAs: JSONValue.self,
+            expecting: .array([.string(string), .null]), "decodeNil() probed first")
         var name = PersonNameComponents()
         name.givenName = string
         name.familyName = "Doe"
@@ -105,14 +109,18 @@ struct StoredFormTests {
         try checks.add(JSONValue.null, readAs: JSONValue?.self, expecting: .null, "… re-declared as optional")
         try checks.add(JSONValue?.some(.null), readAs: JSONValue?.self, expecting: .some(.null), "an optional holding a nil-encoding value")
         try checks.add([nil, .some(nil), 1] as [Int??], readAs: [Int??].self, expecting: [nil, .some(nil), 1], "[Int??]")
-        try checks.add([nil, .some(.null), .null, .string("a")] as [JSONValue?], readAs: [JSONValue?].self,
-                       expecting: [nil, .some(.null), .null, .string("a")], "[JSONValue?]")
-        try checks.add(ProfileV1(nickname: "a", note: .null), readAs: ProfileV2.self,
-                       expecting: ProfileV2(nickname: "a", note: .null), "a null note read by decodeIfPresent")
-        try checks.add(ProfileV2(nickname: "a", note: nil), readAs: ProfileV2.self,
-                       expecting: ProfileV2(nickname: "a", note: nil), "an absent note")
-        try checks.add(ExplicitNull(value: nil), readAs: ProfileV2.self,
-                       expecting: ProfileV2(nickname: "(none)", note: nil), "encodeNil(forKey:) read by decodeIfPresent(String.self)")
+        try checks.add(
+            [nil, .some(.null), .null, .string("a")] as [JSONValue?], readAs: [JSONValue?].self,
+            expecting: [nil, .some(.null), .null, .string("a")], "[JSONValue?]")
+        try checks.add(
+            ProfileV1(nickname: "a", note: .null), readAs: ProfileV2.self,
+            expecting: ProfileV2(nickname: "a", note: .null), "a null note read by decodeIfPresent")
+        try checks.add(
+            ProfileV2(nickname: "a", note: nil), readAs: ProfileV2.self,
+            expecting: ProfileV2(nickname: "a", note: nil), "an absent note")
+        try checks.add(
+            ExplicitNull(value: nil), readAs: ProfileV2.self,
+            expecting: ProfileV2(nickname: "(none)", note: nil), "encodeNil(forKey:) read by decodeIfPresent(String.self)")
         try await checks.verify()
 
         let suite = checks.suite
@@ -219,9 +227,11 @@ struct StoredFormTests {
         #expect(throws: EncodingError.self) { try checks.suite.defaults.encode(["\u{FEFF}k": 1], forKey: "bom") }
     }
 
-    @Test("a string that begins with U+FEFF is kept; a key that begins with it is refused", arguments: [
-        "\u{FEFF}", "\u{FEFF}value", "\u{FEFF}\u{FEFF}x",
-    ])
+    @Test(
+        "a string that begins with U+FEFF is kept; a key that begins with it is refused",
+        arguments: [
+            "\u{FEFF}", "\u{FEFF}value", "\u{FEFF}\u{FEFF}x",
+        ])
     func byteOrderMark(_ string: String) async throws {
         var checks = StoredChecks()
         try checks.add(string, readAs: String.self, expecting: string, "the string")
@@ -262,9 +272,11 @@ struct StoredFormTests {
         #expect(Tree(checks.suite.defaults.object(forKey: "check.0")) == .dictionary(["relative": .string("fish/chips?x=1")]))
     }
 
-    @Test("a Decimal is marked as one: its text reads back as a Decimal, and no string does", arguments: [
-        "1.5", "-0.000001", "12345678901234567890123456789012345678", "0",
-    ])
+    @Test(
+        "a Decimal is marked as one: its text reads back as a Decimal, and no string does",
+        arguments: [
+            "1.5", "-0.000001", "12345678901234567890123456789012345678", "0",
+        ])
     func decimals(text: String) async throws {
         let decimal = try #require(Decimal(string: text))
         var checks = StoredChecks()

@@ -8,6 +8,7 @@
 
 import Foundation
 import Testing
+
 @testable import DefaultsCoder
 
 /// A damaged suite file, and the reason the guard gives for it.
@@ -93,7 +94,10 @@ struct SuiteFileGuardTests {
         let reports = ReportedFailures.reports(for: name)
         #expect(reports.map(\.operation) == [.write, .read])
         #expect(reports.first?.error as? UnreadableDefaultsFile == expected)
-        #expect(expected.description == "The UserDefaults file \(suite.fileURL.path) cannot be read (\(damage.reason)); writing would replace every value in it, so nothing was written. Repair it or move it aside.")
+        #expect(
+            expected.description
+                == "The UserDefaults file \(suite.fileURL.path) cannot be read (\(damage.reason)); writing would replace every value in it, so nothing was written. Repair it or move it aside."
+        )
     }
 
     @Test("moving the damaged file aside keeps it and lets writes work again")

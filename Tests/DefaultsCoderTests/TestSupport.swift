@@ -5,6 +5,7 @@
 
 import Foundation
 import Testing
+
 @testable import DefaultsCoder
 
 /// An `Any` tree with its exact types, so tests can compare trees with `==` and see
@@ -28,7 +29,10 @@ indirect enum Tree: Equatable, CustomStringConvertible {
     case other(String)
 
     init(_ value: Any?) {
-        guard let value else { self = .null; return }
+        guard let value else {
+            self = .null
+            return
+        }
         let mirror = Mirror(reflecting: value)
         if mirror.displayStyle == .optional {
             self = mirror.children.first.map { Tree($0.value) } ?? .null
@@ -331,8 +335,14 @@ func finishes(within seconds: Double = 10, _ body: @escaping @Sendable () -> Voi
 struct AnyKey: CodingKey, ExpressibleByStringLiteral, Hashable, Sendable {
     let stringValue: String
     let intValue: Int?
-    init(stringValue: String) { self.stringValue = stringValue; self.intValue = nil }
-    init(intValue: Int) { self.stringValue = String(intValue); self.intValue = intValue }
+    init(stringValue: String) {
+        self.stringValue = stringValue
+        self.intValue = nil
+    }
+    init(intValue: Int) {
+        self.stringValue = String(intValue)
+        self.intValue = intValue
+    }
     init(stringLiteral value: String) { self.init(stringValue: value) }
 }
 
@@ -345,26 +355,29 @@ struct Writer: Encodable {
 /// Encodes what `body` writes into a value's single value container, in the style of
 /// KeyValueCoder's tests: `try encodeSingleValue { try $0.encode(true) }`.
 func encodeSingleValue(with encoder: KeyValueEncoder = KeyValueEncoder(), _ body: @escaping (inout any SingleValueEncodingContainer) throws -> Void) throws -> Any? {
-    try encoder.encode(Writer { encoder in
-        var container = encoder.singleValueContainer()
-        try body(&container)
-    })
+    try encoder.encode(
+        Writer { encoder in
+            var container = encoder.singleValueContainer()
+            try body(&container)
+        })
 }
 
 /// Encodes what `body` writes into a value's unkeyed container.
 func encodeUnkeyed(with encoder: KeyValueEncoder = KeyValueEncoder(), _ body: @escaping (inout any UnkeyedEncodingContainer) throws -> Void) throws -> Any? {
-    try encoder.encode(Writer { encoder in
-        var container = encoder.unkeyedContainer()
-        try body(&container)
-    })
+    try encoder.encode(
+        Writer { encoder in
+            var container = encoder.unkeyedContainer()
+            try body(&container)
+        })
 }
 
 /// Encodes what `body` writes into a value's keyed container, or does with its encoder.
 func encodeKeyed(with encoder: KeyValueEncoder = KeyValueEncoder(), _ body: @escaping (inout KeyedEncodingContainer<AnyKey>, any Encoder) throws -> Void) throws -> Any? {
-    try encoder.encode(Writer { encoder in
-        var container = encoder.container(keyedBy: AnyKey.self)
-        try body(&container, encoder)
-    })
+    try encoder.encode(
+        Writer { encoder in
+            var container = encoder.container(keyedBy: AnyKey.self)
+            try body(&container, encoder)
+        })
 }
 
 /// A value whose `init(from:)` runs the closure found in the decoder's `userInfo`.

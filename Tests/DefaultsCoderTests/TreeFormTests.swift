@@ -5,16 +5,19 @@
 
 import Foundation
 import Testing
+
 @testable import DefaultsCoder
 
 @Suite("TreeForm")
 struct TreeFormTests {
 
-    @Test("the plain form writes nil as the nil strategy says", arguments: [
-        (KeyValueEncoder.NilEncodingStrategy.default, Tree.null),
-        (.stringNull, .string("$null")),
-        (.nsNull, .nsNull),
-    ])
+    @Test(
+        "the plain form writes nil as the nil strategy says",
+        arguments: [
+            (KeyValueEncoder.NilEncodingStrategy.default, Tree.null),
+            (.stringNull, .string("$null")),
+            (.nsNull, .nsNull),
+        ])
     func plainNull(strategy: KeyValueEncoder.NilEncodingStrategy, expected: Tree) {
         #expect(Tree(PlainEncodingForm(nilStrategy: strategy).null) == expected)
     }
@@ -28,10 +31,12 @@ struct TreeFormTests {
         #expect(form.problem(withKey: "\u{FEFF}k") == nil)
     }
 
-    @Test("the plain form reads absolute URL strings only", arguments: [
-        ("https://a.b/c", true), ("file:///tmp", true), ("mailto:x@y.z", true),
-        ("relative/path", false), ("/absolute/path", false), ("", false),
-    ])
+    @Test(
+        "the plain form reads absolute URL strings only",
+        arguments: [
+            ("https://a.b/c", true), ("file:///tmp", true), ("mailto:x@y.z", true),
+            ("relative/path", false), ("/absolute/path", false), ("", false),
+        ])
     func plainURLs(string: String, accepted: Bool) {
         #expect((PlainDecodingForm(nilStrategy: .default).url(string) != nil) == accepted)
     }

@@ -5,6 +5,7 @@
 
 import Foundation
 import Testing
+
 @testable import DefaultsCoder
 
 /// The wrapper's three spellings, in one settings type, on a suite of the test's own.

@@ -7,8 +7,8 @@
 
 import Foundation
 import Testing
-@testable import DefaultsCoder
 
+@testable import DefaultsCoder
 
 @Suite("UserDefaults+Codable")
 struct UserDefaultsCodableTests {
@@ -29,9 +29,11 @@ struct UserDefaultsCodableTests {
         let suite = TestSuite()
         let bookmark = Bookmark(title: "Chips", link: URL(string: "https://fish.com/chips?x=1#menu")!)
         try suite.defaults.encode(bookmark, forKey: "b")
-        #expect(Tree(suite.defaults.object(forKey: "b")) == .dictionary([
-            "title": .string("Chips"), "link": .string("https://fish.com/chips?x=1#menu"),
-        ]))
+        #expect(
+            Tree(suite.defaults.object(forKey: "b"))
+                == .dictionary([
+                    "title": .string("Chips"), "link": .string("https://fish.com/chips?x=1#menu"),
+                ]))
         #expect(try suite.defaults.decode(Bookmark.self, forKey: "b") == bookmark)
     }
 
@@ -81,10 +83,12 @@ struct UserDefaultsCodableTests {
         try suite.defaults.encode([Event.reset, .tap(x: 1, y: 2)], forKey: "events")
         let all = suite.defaults.dictionaryRepresentation()
         #expect(Tree(all["owner"]) == .dictionary(["id": .int(1), "name": .string("Herbert")]))
-        #expect(Tree(all["events"]) == .array([
-            .dictionary(["reset": .dictionary([:])]),
-            .dictionary(["tap": .dictionary(["x": .int(1), "y": .int(2)])]),
-        ]))
+        #expect(
+            Tree(all["events"])
+                == .array([
+                    .dictionary(["reset": .dictionary([:])]),
+                    .dictionary(["tap": .dictionary(["x": .int(1), "y": .int(2)])]),
+                ]))
         #expect(suite.defaults.dictionary(forKey: "owner")?["name"] as? String == "Herbert")
     }
 
@@ -113,9 +117,11 @@ struct UserDefaultsCodableTests {
         #expect(throws: DecodingError.self) { try suite.defaults.decode(Int.self, forKey: "bool") }
     }
 
-    @Test("nested optionals keep both levels of nil", arguments: [
-        Int??.none, .some(.none), .some(.some(3)),
-    ])
+    @Test(
+        "nested optionals keep both levels of nil",
+        arguments: [
+            Int??.none, .some(.none), .some(.some(3)),
+        ])
     func nestedOptionals(value: Int??) throws {
         let suite = TestSuite()
         try suite.defaults.encode(value, forKey: "top")
@@ -158,13 +164,19 @@ struct UserDefaultsCodableTests {
         encoder.keyEncodingStrategy = .convertToSnakeCase
         encoder.dateEncodingStrategy = .iso8601
         encoder.nilEncodingStrategy = .nsNull
-        struct Entry: Codable, Equatable { var createdAt: Date; var note: String?; var tags: [String?] }
+        struct Entry: Codable, Equatable {
+            var createdAt: Date
+            var note: String?
+            var tags: [String?]
+        }
         let entry = Entry(createdAt: Date(timeIntervalSince1970: 0), note: nil, tags: [nil, "a"])
         try suite.defaults.encode(entry, forKey: "e", encoder: encoder)
-        #expect(Tree(suite.defaults.object(forKey: "e")) == .dictionary([
-            "created_at": .string("1970-01-01T00:00:00Z"),
-            "tags": .array([.string(StoredForm.none), .string("a")]),
-        ]))
+        #expect(
+            Tree(suite.defaults.object(forKey: "e"))
+                == .dictionary([
+                    "created_at": .string("1970-01-01T00:00:00Z"),
+                    "tags": .array([.string(StoredForm.none), .string("a")]),
+                ]))
         var decoder = KeyValueDecoder()
         decoder.keyDecodingStrategy = .convertFromSnakeCase
         decoder.dateDecodingStrategy = .iso8601
@@ -304,7 +316,8 @@ struct UserDefaultsCodableTests {
         #expect(try decoder.decodeFromUserDefaults(Int.self, from: try #require(values["count"])) == 2)
         #expect(try decoder.decodeFromUserDefaults(Double.self, from: try #require(values["ratio"])) == 2.5)
         #expect(try decoder.decodeFromUserDefaults(URL.self, from: try #require(values["path"])) == URL(fileURLWithPath: "/chips"))
-        #expect(try decoder.decodeFromUserDefaults(URL.self, from: try #require(values["home"]))
+        #expect(
+            try decoder.decodeFromUserDefaults(URL.self, from: try #require(values["home"]))
                 == URL(fileURLWithPath: NSString(string: "~/x").expandingTildeInPath))
         #expect(throws: DecodingError.self) { try decoder.decodeFromUserDefaults(Bool.self, from: try #require(values["other"])) }
     }

@@ -5,6 +5,7 @@
 
 import Foundation
 import Testing
+
 @testable import DefaultsCoder
 
 @Suite("UserDefaults+Keys")
@@ -111,11 +112,13 @@ struct UserDefaultsKeysTests {
         #expect(UserDefaults.standard.object(forKey: theme.name) as? String == "system")
     }
 
-    @Test("legacy blobs are read through the fallback and rewritten natively on the next write", arguments: [
-        (LegacyFormat.json, SendableAny(try! JSONEncoder().encode(User(id: 7, name: "Bo")))),
-        (LegacyFormat.propertyList, SendableAny(try! PropertyListEncoder().encode(User(id: 7, name: "Bo")))),
-        (LegacyFormat.jsonString, SendableAny(#"{"id":7,"name":"Bo"}"#)),
-    ])
+    @Test(
+        "legacy blobs are read through the fallback and rewritten natively on the next write",
+        arguments: [
+            (LegacyFormat.json, SendableAny(try! JSONEncoder().encode(User(id: 7, name: "Bo")))),
+            (LegacyFormat.propertyList, SendableAny(try! PropertyListEncoder().encode(User(id: 7, name: "Bo")))),
+            (LegacyFormat.jsonString, SendableAny(#"{"id":7,"name":"Bo"}"#)),
+        ])
     func legacyBlobs(format: LegacyFormat, blob: SendableAny) throws {
         let suite = TestSuite()
         let key = DefaultsKey<User?>("account", legacy: format)

@@ -32,8 +32,9 @@ func run(_ arguments: [String]) -> Int32 {
         return 0
     case "write" where arguments.count == 3:
         guard let defaults = UserDefaults(suiteName: arguments[1]),
-              let data = try? Data(contentsOf: URL(fileURLWithPath: arguments[2])),
-              let values = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any] else {
+            let data = try? Data(contentsOf: URL(fileURLWithPath: arguments[2])),
+            let values = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any]
+        else {
             return 2
         }
         for (key, value) in values { defaults.set(value, forKey: key) }

@@ -19,19 +19,26 @@ func competitors<T: Codable & Sendable>(hand: Competitor<T>) -> [Competitor<T>] 
     // Metatypes are captured through a Sendable box (T.Type is not Sendable in Swift 6.2+).
     let type = TypeBox<T>()
     return [
-        Competitor(name: "KeyValueCoder", encode: { try KeyValueEncoder().encode($0)! },
-                   decode: { try KeyValueDecoder().decode(type.type, from: $0) }),
+        Competitor(
+            name: "KeyValueCoder", encode: { try KeyValueEncoder().encode($0)! },
+            decode: { try KeyValueDecoder().decode(type.type, from: $0) }),
         hand,
-        Competitor(name: "PropertyList", encode: {
-            try PropertyListSerialization.propertyList(from: PropertyListEncoder().encode($0), format: nil)
-        }, decode: {
-            try PropertyListDecoder().decode(type.type, from: PropertyListSerialization.data(fromPropertyList: $0, format: .binary, options: 0))
-        }),
-        Competitor(name: "JSON", encode: {
-            try JSONSerialization.jsonObject(with: JSONEncoder().encode($0))
-        }, decode: {
-            try JSONDecoder().decode(type.type, from: JSONSerialization.data(withJSONObject: $0))
-        }),
+        Competitor(
+            name: "PropertyList",
+            encode: {
+                try PropertyListSerialization.propertyList(from: PropertyListEncoder().encode($0), format: nil)
+            },
+            decode: {
+                try PropertyListDecoder().decode(type.type, from: PropertyListSerialization.data(fromPropertyList: $0, format: .binary, options: 0))
+            }),
+        Competitor(
+            name: "JSON",
+            encode: {
+                try JSONSerialization.jsonObject(with: JSONEncoder().encode($0))
+            },
+            decode: {
+                try JSONDecoder().decode(type.type, from: JSONSerialization.data(withJSONObject: $0))
+            }),
     ]
 }
 
@@ -62,8 +69,12 @@ let benchmarks: @Sendable () -> Void = {
 
     register("Users", users, hand: Competitor(name: "HandWritten", encode: { HandWritten.encode($0) }, decode: { try HandWritten.decodeUsers($0) }), metrics: standard)
     register("Settings", settings, hand: Competitor(name: "HandWritten", encode: { HandWritten.encode($0) }, decode: { try HandWritten.decodeSettings($0) }), metrics: standard)
-    register("Wide [Int]", wideInts, hand: Competitor(name: "HandWritten", encode: { HandWritten.encode($0) }, decode: { try HandWritten.decodeInts($0) }), metrics: standard + [.peakMemoryResident])
-    register("Wide [String: Double]", wideDoubles, hand: Competitor(name: "HandWritten", encode: { HandWritten.encode($0) }, decode: { try HandWritten.decodeDoubles($0) }), metrics: standard + [.peakMemoryResident])
+    register(
+        "Wide [Int]", wideInts, hand: Competitor(name: "HandWritten", encode: { HandWritten.encode($0) }, decode: { try HandWritten.decodeInts($0) }),
+        metrics: standard + [.peakMemoryResident])
+    register(
+        "Wide [String: Double]", wideDoubles, hand: Competitor(name: "HandWritten", encode: { HandWritten.encode($0) }, decode: { try HandWritten.decodeDoubles($0) }),
+        metrics: standard + [.peakMemoryResident])
     register("Deep 8", deep8, hand: Competitor(name: "HandWritten", encode: { HandWritten.encode($0) }, decode: { try HandWritten.decodeNested($0) }), metrics: standard)
     register("Deep 64", deep64, hand: Competitor(name: "HandWritten", encode: { HandWritten.encode($0) }, decode: { try HandWritten.decodeNested($0) }), metrics: standard)
 

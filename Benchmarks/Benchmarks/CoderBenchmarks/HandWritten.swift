@@ -25,15 +25,17 @@ enum HandWritten {
 
     static func decodeAddress(_ value: Any) throws -> Address {
         guard let d = value as? [String: Any], let street = d["street"] as? String,
-              let city = d["city"] as? String, let zip = d["zip"] as? Int else { throw HandWrittenError() }
+            let city = d["city"] as? String, let zip = d["zip"] as? Int
+        else { throw HandWrittenError() }
         return Address(street: street, city: city, zip: zip)
     }
 
     static func decodeUser(_ value: Any) throws -> User {
         guard let d = value as? [String: Any], let id = d["id"] as? Int, let name = d["name"] as? String,
-              let email = d["email"] as? String, let active = d["active"] as? Bool,
-              let score = d["score"] as? Double, let tags = d["tags"] as? [String],
-              let address = d["address"], let created = d["created"] as? Date else { throw HandWrittenError() }
+            let email = d["email"] as? String, let active = d["active"] as? Bool,
+            let score = d["score"] as? Double, let tags = d["tags"] as? [String],
+            let address = d["address"], let created = d["created"] as? Date
+        else { throw HandWrittenError() }
         let nickname: String?
         if let raw = d["nickname"] {
             guard let string = raw as? String else { throw HandWrittenError() }
@@ -41,8 +43,9 @@ enum HandWritten {
         } else {
             nickname = nil
         }
-        return User(id: id, name: name, email: email, active: active, score: score, tags: tags,
-                    address: try decodeAddress(address), nickname: nickname, created: created)
+        return User(
+            id: id, name: name, email: email, active: active, score: score, tags: tags,
+            address: try decodeAddress(address), nickname: nickname, created: created)
     }
 
     static func decodeUsers(_ value: Any) throws -> [User] {
@@ -63,17 +66,19 @@ enum HandWritten {
 
     static func decodeSettings(_ value: Any) throws -> Settings {
         guard let d = value as? [String: Any],
-              let themeRaw = d["theme"] as? String, let theme = Theme(rawValue: themeRaw),
-              let fontSize = d["fontSize"] as? Double, let showsToolbar = d["showsToolbar"] as? Bool,
-              let launchCount = d["launchCount"] as? Int, let userName = d["userName"] as? String,
-              let homepageString = d["homepage"] as? String, let homepage = URL(string: homepageString),
-              let lastOpened = d["lastOpened"] as? Date, let recentFiles = d["recentFiles"] as? [String],
-              let volume = d["volume"] as? Double, let language = d["language"] as? String,
-              let retries = d["retries"] as? Int else { throw HandWrittenError() }
-        return Settings(theme: theme, fontSize: fontSize, showsToolbar: showsToolbar, launchCount: launchCount,
-                        userName: userName, homepage: homepage, lastOpened: lastOpened,
-                        signature: d["signature"] as? String, recentFiles: recentFiles, volume: Float(volume),
-                        language: language, retries: retries)
+            let themeRaw = d["theme"] as? String, let theme = Theme(rawValue: themeRaw),
+            let fontSize = d["fontSize"] as? Double, let showsToolbar = d["showsToolbar"] as? Bool,
+            let launchCount = d["launchCount"] as? Int, let userName = d["userName"] as? String,
+            let homepageString = d["homepage"] as? String, let homepage = URL(string: homepageString),
+            let lastOpened = d["lastOpened"] as? Date, let recentFiles = d["recentFiles"] as? [String],
+            let volume = d["volume"] as? Double, let language = d["language"] as? String,
+            let retries = d["retries"] as? Int
+        else { throw HandWrittenError() }
+        return Settings(
+            theme: theme, fontSize: fontSize, showsToolbar: showsToolbar, launchCount: launchCount,
+            userName: userName, homepage: homepage, lastOpened: lastOpened,
+            signature: d["signature"] as? String, recentFiles: recentFiles, volume: Float(volume),
+            language: language, retries: retries)
     }
 
     static func encode(_ ints: [Int]) -> [Any] { ints.map { $0 as Any } }

@@ -31,8 +31,9 @@ func makeUser(_ i: Int) -> User {
     let address = Address(street: "\(i) Main Street", city: "Springfield", zip: 10_000 + i)
     let nickname: String? = i % 3 == 0 ? nil : "nick\(i)"
     let created = Date(timeIntervalSince1970: 1_700_000_000 + Double(i))
-    return User(id: i, name: "User \(i)", email: "user\(i)@example.com", active: i % 2 == 0,
-                score: Double(i) * 1.5, tags: tags, address: address, nickname: nickname, created: created)
+    return User(
+        id: i, name: "User \(i)", email: "user\(i)@example.com", active: i % 2 == 0,
+        score: Double(i) * 1.5, tags: tags, address: address, nickname: nickname, created: created)
 }
 
 enum Theme: String, Codable { case light, dark, system }
