@@ -370,12 +370,20 @@ final class EncoderImpl: Encoder, SingleValueEncodingContainer {
     /// Records the problem when a container for the value at `node` would sit deeper
     /// than the form allows.
     private func checkContainerDepth(_ node: CodingPathNode?) {
-        if (node?.depth ?? 0) >= form.containerDepthLimit {
+        if !allowsContainer(at: node) {
             misuse = misuse ?? form.depthProblem
         }
     }
 
+    /// Whether a container for the value at `node` (`depth` containers deep) stays
+    /// within the form's depth.
+    @inline(__always)
+    func allowsContainer(at node: CodingPathNode?) -> Bool {
+        (node?.depth ?? 0) < form.containerDepthLimit
+    }
+
     /// Whether a container nested in the container at `node` stays within the form's depth.
+    @inline(__always)
     func allowsNesting(below node: CodingPathNode?) -> Bool {
         (node?.depth ?? 0) + 1 < form.containerDepthLimit
     }
@@ -424,7 +432,7 @@ final class EncoderImpl: Encoder, SingleValueEncodingContainer {
         // Homogeneous arrays and String-keyed dictionaries of plist primitives are
         // already a valid tree, unless they would sit deeper than the form allows (the
         // long way then throws with the path).
-        if (parent?.depth ?? 0) + 1 < form.containerDepthLimit {
+        if allowsNesting(below: parent) {
             if T.self == PrimitiveArrays.strings { return form.strings(value as! [String]) }
             if T.self == PrimitiveArrays.ints || T.self == PrimitiveArrays.doubles || T.self == PrimitiveArrays.bools {
                 return value
@@ -465,7 +473,7 @@ final class EncoderImpl: Encoder, SingleValueEncodingContainer {
         }
         defer { nesting.leave() }
         let node = CodingPathNode.appending(step, to: parent)
-        if (node?.depth ?? 0) >= form.containerDepthLimit {
+        if !allowsContainer(at: node) {
             throw EncodingError.invalid(dictionary, form.depthProblem, at: path(parent, step))
         }
         var result: [String: Any] = [:]

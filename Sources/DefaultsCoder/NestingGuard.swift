@@ -77,12 +77,14 @@ enum ThreadStack {
     /// stack, at least 64 KiB and at most 256 KiB. The reserve covers one more level of
     /// a large `encode(to:)` in a debug build, and what Foundation needs at the leaves.
     static func isNearlyExhausted() -> Bool {
-        guard let (threshold, top) = limits() else { return false }
+        guard let (lowest, top) = cachedBounds() else { return false }
         var marker: UInt8 = 0
         let here = withUnsafeMutablePointer(to: &marker) { UInt(bitPattern: $0) }
         // A local outside the stack (AddressSanitizer can keep frames on a heap of its
         // own) says nothing about the stack: do not guess.
-        return here < threshold && here > threshold &- 256 * 1024 && here < top
+        guard here >= lowest, here < top else { return false }
+        let reserve = Swift.min(Swift.max((top - lowest) / 4, 64 * 1024), 256 * 1024)
+        return here - lowest < reserve
     }
 
     /// The lowest address of this thread's stack and its size, or `nil` when the
@@ -107,31 +109,27 @@ enum ThreadStack {
         #endif
     }
 
-    /// The address below which the stack counts as nearly exhausted, and the top of the
-    /// stack, looked up once per thread: on Linux the main thread's bounds come from
-    /// reading `/proc/self/maps`.
-    private static func limits() -> (threshold: UInt, top: UInt)? {
+    /// `bounds()` as the lowest address and the top, looked up once per thread: on Linux
+    /// the main thread's bounds come from reading `/proc/self/maps`.
+    private static func cachedBounds() -> (lowest: UInt, top: UInt)? {
         #if canImport(Darwin) || canImport(Glibc) || canImport(Musl)
         // The thread-specific values are the addresses themselves; 1 means "not known".
-        if let cached = pthread_getspecific(thresholdKey) {
-            let threshold = UInt(bitPattern: cached)
-            guard threshold != 1, let top = pthread_getspecific(topKey) else { return nil }
-            return (threshold, UInt(bitPattern: top))
+        if let cached = pthread_getspecific(lowestKey) {
+            let lowest = UInt(bitPattern: cached)
+            guard lowest != 1, let top = pthread_getspecific(topKey) else { return nil }
+            return (lowest, UInt(bitPattern: top))
         }
-        var limits: (threshold: UInt, top: UInt)?
-        if let bounds = bounds() {
-            limits = (bounds.lowest &+ Swift.min(Swift.max(bounds.size / 4, 64 * 1024), 256 * 1024), bounds.lowest &+ bounds.size)
-        }
-        pthread_setspecific(thresholdKey, UnsafeRawPointer(bitPattern: limits?.threshold ?? 1))
-        pthread_setspecific(topKey, UnsafeRawPointer(bitPattern: limits?.top ?? 1))
-        return limits
+        let found = bounds().map { (lowest: $0.lowest, top: $0.lowest &+ $0.size) }
+        pthread_setspecific(lowestKey, UnsafeRawPointer(bitPattern: found?.lowest ?? 1))
+        pthread_setspecific(topKey, UnsafeRawPointer(bitPattern: found?.top ?? 1))
+        return found
         #else
         return nil
         #endif
     }
 
     #if canImport(Darwin) || canImport(Glibc) || canImport(Musl)
-    private static let thresholdKey = makeKey()
+    private static let lowestKey = makeKey()
     private static let topKey = makeKey()
 
     private static func makeKey() -> pthread_key_t {

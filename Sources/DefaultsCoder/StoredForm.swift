@@ -34,9 +34,15 @@ enum StoredForm {
     /// The first scalar of every reserved form.
     static let marker = Unicode.Scalar(0xFDD0)!
     static let byteOrderMark: Unicode.Scalar = "\u{FEFF}"
-    /// The UTF-8 lead byte that both U+FDD0 and U+FEFF begin with: a string that does
-    /// not begin with it needs no further look.
-    static let leadByte: UInt8 = 0xEF
+    /// The UTF-8 lead byte that both U+FDD0 and U+FEFF begin with.
+    private static let leadByte: UInt8 = 0xEF
+
+    /// Whether `string` may begin with U+FDD0 or U+FEFF, and so need escaping when
+    /// written or reading when read: one byte compare, so that other strings pay nothing.
+    @inline(__always)
+    static func mayNeedEscaping(_ string: String) -> Bool {
+        string.utf8.first == leadByte
+    }
 
     static let prefix = String(marker)
     static let none = prefix + "none"
@@ -52,7 +58,7 @@ enum StoredForm {
     /// A string as it is stored.
     @inline(__always)
     static func escape(_ string: String) -> String {
-        guard string.utf8.first == leadByte, let first = string.unicodeScalars.first,
+        guard mayNeedEscaping(string), let first = string.unicodeScalars.first,
             first == marker || first == byteOrderMark
         else { return string }
         return prefix + string
@@ -108,7 +114,7 @@ enum StoredForm {
     /// taken as it is: something other than this package stored it.
     @inline(__always)
     static func read(_ string: String) -> Reading {
-        guard string.utf8.first == leadByte else { return .string(string) }
+        guard mayNeedEscaping(string) else { return .string(string) }
         return readReserved(string)
     }
 
@@ -165,21 +171,21 @@ struct StoredEncodingForm: EncodingForm {
     @inline(__always) func string(_ value: String) -> Any { StoredForm.escape(value) }
 
     func strings(_ value: [String]) -> Any {
-        guard value.contains(where: { $0.utf8.first == StoredForm.leadByte }) else { return value }
+        guard value.contains(where: StoredForm.mayNeedEscaping) else { return value }
         return value.map(StoredForm.escape)
     }
 
-    /// An integer as `Int`, or `UInt64` above `Int64.max`; wider ones (`Int128`,
-    /// `UInt128`) as their exact text, marked as an integer.
     /// Whole when no key needs refusing and no string escaping.
     func primitiveDictionary(_ value: Any, strings: [String: String]?) -> Any? {
         guard let keys = (value as? [String: Any])?.keys else { return nil }
         if keys.contains(where: { problem(withKey: $0) != nil }) { return nil }
         guard let strings else { return value }
-        guard strings.values.contains(where: { $0.utf8.first == StoredForm.leadByte }) else { return value }
+        guard strings.values.contains(where: StoredForm.mayNeedEscaping) else { return value }
         return strings.mapValues(StoredForm.escape)
     }
 
+    /// An integer as `Int`, or `UInt64` above `Int64.max`; wider ones (`Int128`,
+    /// `UInt128`) as their exact text, marked as an integer.
     func integer<T: FixedWidthInteger>(_ value: T) -> Any {
         if let int = Int(exactly: value) { return int }
         if let uint = UInt64(exactly: value) { return uint }
@@ -282,7 +288,7 @@ struct StoredEncodingForm: EncodingForm {
     }
 
     func problem(withKey key: String) -> String? {
-        guard key.utf8.first == StoredForm.leadByte, key.unicodeScalars.first == StoredForm.byteOrderMark else { return nil }
+        guard StoredForm.mayNeedEscaping(key), key.unicodeScalars.first == StoredForm.byteOrderMark else { return nil }
         return "Cannot store a key that begins with U+FEFF in UserDefaults (the property list file drops it)"
     }
 }
@@ -313,12 +319,12 @@ struct StoredDecodingForm: DecodingForm {
     }
 
     func strings(_ value: Any) -> [String]? {
-        guard let strings = value as? [String], !strings.contains(where: { $0.utf8.first == StoredForm.leadByte }) else { return nil }
+        guard let strings = value as? [String], !strings.contains(where: StoredForm.mayNeedEscaping) else { return nil }
         return strings
     }
 
     func stringDictionary(_ value: Any) -> [String: String]? {
-        guard let strings = value as? [String: String], !strings.values.contains(where: { $0.utf8.first == StoredForm.leadByte }) else { return nil }
+        guard let strings = value as? [String: String], !strings.values.contains(where: StoredForm.mayNeedEscaping) else { return nil }
         return strings
     }
 
@@ -329,6 +335,11 @@ struct StoredDecodingForm: DecodingForm {
 
     func number(_ value: Any) -> NumberValue? {
         guard let string = value as? String, case .integer(let digits) = StoredForm.read(string) else { return nil }
+        return Self.wideInteger(digits)
+    }
+
+    /// The number an integer marker's digits stand for.
+    private static func wideInteger(_ digits: String) -> NumberValue {
         if let int = Int64(digits) { return .signed(int, type: Int.self) }
         if let uint = UInt64(digits) { return .unsigned(uint, type: UInt64.self) }
         var type: Any.Type = digits.hasPrefix("-") ? Int64.self : UInt64.self
@@ -357,7 +368,7 @@ struct StoredDecodingForm: DecodingForm {
             case .string(let text): return text
             case .optional: return Optional<Any>.none as Any
             case .decimal(let decimal): return decimal
-            case .integer(let digits): return number(value).map(plainNumber) ?? digits
+            case .integer(let digits): return plainNumber(Self.wideInteger(digits))
             }
         }
         if let dictionary = value as? [String: Any] { return dictionary.mapValues(plain) }
