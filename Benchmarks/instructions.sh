@@ -15,7 +15,7 @@ count() {
         | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
 }
 printf '| workload (%s rounds) | instructions |\n|---|---:|\n' "$rounds"
-for workload in ${WORKLOADS:-users-encode users-decode settings-encode settings-decode wide-encode wide-decode deep-encode deep-decode defaults-write defaults-set-tree defaults-read defaults-object}; do
+for workload in ${WORKLOADS:-users-encode users-decode settings-encode settings-decode wide-encode wide-decode deep-encode deep-decode defaults-write defaults-set-tree defaults-read defaults-tree-decode defaults-object}; do
     work=$(( $(count "$workload" "$rounds") - $(count "$workload" 0) ))
     printf '| %s | %s |\n' "$workload" "$work"
 done

@@ -52,6 +52,9 @@ for _ in 0..<rounds {
         }
     case "defaults-read":
         for _ in 0..<10 { sink &+= try defaults.decode(Settings.self, forKey: "native")?.retries ?? 0 }
+    case "defaults-tree-decode":
+        // The decoder alone, on the tree object(forKey:) returns.
+        for _ in 0..<10 { sink &+= try decoder.decode(Settings.self, from: storedTree).retries }
     case "defaults-object":
         for _ in 0..<10 { sink &+= defaults.object(forKey: "native") == nil ? 0 : 1 }
     default:
