@@ -569,10 +569,11 @@ enum KeyedValues {
         }
     }
 
-    var keys: [String] {
+    /// The keys that `key` makes a coding key of, without building an array of them first.
+    func codingKeys<Key>(_ key: (String) -> Key?) -> [Key] {
         switch self {
-        case .native(let dictionary): return Array(dictionary.keys)
-        case .foundation(let dictionary): return dictionary.keys.compactMap { $0.base as? String }
+        case .native(let dictionary): return dictionary.keys.compactMap(key)
+        case .foundation(let dictionary): return dictionary.keys.compactMap { ($0.base as? String).flatMap(key) }
         }
     }
 }
@@ -587,7 +588,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     var codingPath: [any CodingKey] { CodingPathNode.codingPath(of: node) }
 
-    var allKeys: [Key] { values.keys.compactMap { Key(stringValue: $0) } }
+    var allKeys: [Key] { values.codingKeys { Key(stringValue: $0) } }
 
     func contains(_ key: Key) -> Bool { values[key.stringValue] != nil }
 
