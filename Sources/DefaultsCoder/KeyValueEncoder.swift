@@ -337,7 +337,9 @@ final class EncoderImpl: Encoder, SingleValueEncodingContainer {
             storage = existing
         case .empty:
             storage = keyedPool.popLast() ?? KeyedStorage()
-            if storage.capacityHint > 0 { storage.dictionary.reserveCapacity(storage.capacityHint) }
+            // `init(minimumCapacity:)` is specialized here; `reserveCapacity` is not, and
+            // looks up `_NativeDictionary`'s generic metadata on every call.
+            if storage.capacityHint > 0 { storage.dictionary = Dictionary(minimumCapacity: storage.capacityHint) }
             slot = .keyed(storage)
             checkContainerDepth(node)
         case .value, .unkeyed:
