@@ -474,10 +474,18 @@ final class DecoderImpl: Decoder, SingleValueDecodingContainer {
     func unboxDictionary(_ value: Any, parent: CodingPathNode?, step: PathStep?, node: CodingPathNode?) throws -> KeyedValues {
         if case .useDefaultKeys = options.keyDecodingStrategy {
             if Swift.type(of: value) == [String: Any].self { return .native(value as! [String: Any]) }
-            // What Foundation's `object(forKey:)` hands back on Linux, read as it is:
-            // converting it to `[String: Any]` rehashes every key.
+            // What Foundation's `object(forKey:)` hands back on Linux. Copied into a
+            // `[String: Any]` by hand: each look-up in it would compare `AnyHashable`s,
+            // which looks up generic metadata at every comparison, and a bridging cast
+            // (`as? [String: Any]`) costs more still.
             if let unwrapped = flattenOptional(value), Swift.type(of: unwrapped) == [AnyHashable: Any?].self {
-                return .foundation(unwrapped as! [AnyHashable: Any?])
+                let foundation = unwrapped as! [AnyHashable: Any?]
+                var native = [String: Any](minimumCapacity: foundation.count)
+                for (key, entry) in foundation {
+                    guard let name = key.base as? String else { return .foundation(foundation) }
+                    native[name] = entry ?? (Optional<Any>.none as Any)
+                }
+                return .native(native)
             }
         }
         guard let dictionary = value as? [String: Any] else {
