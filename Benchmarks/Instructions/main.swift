@@ -55,6 +55,12 @@ for _ in 0..<rounds {
     case "defaults-tree-decode":
         // The decoder alone, on the tree object(forKey:) returns.
         for _ in 0..<10 { sink &+= try decoder.decode(Settings.self, from: storedTree).retries }
+    case "defaults-write-observed", "defaults-write-typed":
+        // A typed write, with one observer attached or none: what the observer adds.
+        let typed = DefaultsKey<Settings?>("typed")
+        let observation = arguments[1] == "defaults-write-typed" ? nil : defaults.observe(typed) { _, new in _ = new }
+        for _ in 0..<10 { defaults[typed] = settings }
+        observation?.cancel()
     case "defaults-object":
         for _ in 0..<10 { sink &+= defaults.object(forKey: "native") == nil ? 0 : 1 }
     default:

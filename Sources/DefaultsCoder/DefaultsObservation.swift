@@ -113,18 +113,31 @@ extension UserDefaults {
         return (DefaultsObservation(name: key.name, observer: observer), observer.current)
     }
 
-    /// Tells observers and listeners that this package changed the value for `name`.
-    func announceChange(of name: String) {
-        ObservationRegistry.shared.check(name)
+    /// Tells observers and listeners that this package changed the value for `name`;
+    /// `written` is the tree it wrote, when the write took its turn with the suite's other
+    /// package writes.
+    func announceChange(of name: String, written: WrittenTree? = nil) {
+        ObservationRegistry.shared.check(name, written: written)
         NotificationCenter.default.post(name: Self.keyDidChangeNotification, object: self, userInfo: ["key": name])
     }
+}
+
+/// A tree this package just wrote, which an observer may take for what `object(forKey:)`
+/// would return instead of reading it back. On Linux that read costs more than the write
+/// of a small value: the first read after `synchronize()` parses the suite's file again.
+struct WrittenTree {
+    /// The object the tree was written through; observers of other objects read back.
+    let defaults: UserDefaults
+    let tree: Any
+    /// Which package write of the key this was (`ObservationRegistry.recordWrite(of:)`).
+    let write: UInt64
 }
 
 // MARK: - Machinery
 
 /// An observer the registry can ask to look at its key again.
 private protocol Rechecking: AnyObject, Sendable {
-    func recheck()
+    func recheck(written: WrittenTree?)
     func cancel()
 }
 
@@ -136,6 +149,26 @@ final class ObservationRegistry: Sendable {
 
     private let observers = Locked<[String: [ObjectIdentifier: any Rechecking]]>([:])
     private let foundationObserver = Locked<(any NSObjectProtocol)?>(nil)
+    /// How many package writes of each key name took their turn under a suite file's
+    /// write lock. A written tree stands for the stored value only while its write is
+    /// the last one counted: a later write to the key, in any suite, sends observers
+    /// back to reading.
+    private let writes = Locked<[String: UInt64]>([:])
+
+    /// Counts a write of `name`; called under the suite file's write lock, right after
+    /// the write, so that counts follow the order the writes reached the file in.
+    func recordWrite(of name: String) -> UInt64 {
+        writes.withLock { writes in
+            let count = writes[name, default: 0] &+ 1
+            writes[name] = count
+            return count
+        }
+    }
+
+    /// Whether `write` is still the last counted write of `name`.
+    fileprivate func isLastWrite(_ write: UInt64, of name: String) -> Bool {
+        writes.withLock { $0[name] == write }
+    }
 
     fileprivate func add(_ observer: some Rechecking, for name: String) {
         observers.withLock { $0[name, default: [:]][ObjectIdentifier(observer)] = observer }
@@ -150,15 +183,15 @@ final class ObservationRegistry: Sendable {
     }
 
     /// Has the observers of `name` look again; called after this package wrote it.
-    func check(_ name: String) {
+    func check(_ name: String, written: WrittenTree? = nil) {
         let interested = observers.withLock { $0[name].map { Array($0.values) } ?? [] }
-        for observer in interested { observer.recheck() }
+        for observer in interested { observer.recheck(written: written) }
     }
 
     /// Has every observer look again.
     func checkAll() {
         let everyone = observers.withLock { $0.values.flatMap(\.values) }
-        for observer in everyone { observer.recheck() }
+        for observer in everyone { observer.recheck(written: nil) }
     }
 
     private func listenToFoundation() {
@@ -199,14 +232,14 @@ private final class KeyObserver<Value: Codable & Sendable>: Rechecking, @uncheck
         last.withLock { $0.value }
     }
 
-    func recheck() {
+    func recheck(written: WrittenTree?) {
         // Read and compare under the lock, so that two writers racing each report a
         // change once. Nothing that runs code of the app's — the handler, the failure
         // handler — runs under it: either may write again, which rechecks here.
         var failure: DefaultsFailure?
         let change: (old: Value, new: Value)? = last.withLock { last in
             if last.isCancelled { return nil }
-            let stored = defaults.object(forKey: key.name)
+            let stored = written.flatMap(storedValue(of:)) ?? defaults.object(forKey: key.name)
             let value: Value
             do {
                 value = try defaults.value(for: key, stored: stored)
@@ -222,6 +255,17 @@ private final class KeyObserver<Value: Codable & Sendable>: Rechecking, @uncheck
         // change, which must be heard after this one.
         if let change { handler(change.old, change.new) }
         if let failure { DefaultsFailure.report(failure) }
+    }
+
+    /// The tree just written, when it is what reading the key back would give: written
+    /// through this observer's object, no package write of the key since, and no launch
+    /// argument that overrides the key. Otherwise `nil`, and the key is read back.
+    private func storedValue(of written: WrittenTree) -> Any? {
+        guard written.defaults === defaults,
+            ObservationRegistry.shared.isLastWrite(written.write, of: key.name),
+            defaults.volatileDomain(forName: UserDefaults.argumentDomain)[key.name] == nil
+        else { return nil }
+        return written.tree
     }
 }
 

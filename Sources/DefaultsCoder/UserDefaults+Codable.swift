@@ -61,13 +61,18 @@ extension UserDefaults {
             throw EncodingError.invalid(value, problem, at: [])
         }
         let stored = try encoder.encodeForUserDefaults(value)
+        var written: WrittenTree?
         try writeGuarded {
             switch stored {
             case .value(let tree): set(tree, forKey: key)
             case .removal: removeObject(forKey: key)
             }
+        } whileLocked: {
+            if case .value(let tree) = stored {
+                written = WrittenTree(defaults: self, tree: tree, write: ObservationRegistry.shared.recordWrite(of: key))
+            }
         }
-        announceChange(of: key)
+        announceChange(of: key, written: written)
     }
 
     /// Reads and decodes the value stored under `key`.
@@ -106,8 +111,10 @@ extension UserDefaults {
     ///
     /// Package writes to one file take turns: Foundation rewrites the file in place, and
     /// another write's check must not read it half written (the stress test saw a
-    /// zero-length file without this).
-    func writeGuarded(_ write: () -> Void) throws {
+    /// zero-length file without this). `whileLocked` runs after the write, still in turn,
+    /// and only where writes take turns: it is how observers learn that no other package
+    /// write of the file came between this one and them.
+    func writeGuarded(_ write: () -> Void, whileLocked: () -> Void = {}) throws {
         #if canImport(Darwin)
         write()
         #else
@@ -121,6 +128,7 @@ extension UserDefaults {
             write()
             synchronize()
             SuiteFileCheck.written(url)
+            whileLocked()
         }
         #endif
     }

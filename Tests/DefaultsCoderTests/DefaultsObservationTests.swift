@@ -291,4 +291,117 @@ struct DefaultsObservationTests {
         #expect(events.withLock { $0 } > 0)
         withExtendedLifetime(observations) {}
     }
+    // An observer takes the tree a package write just made for what reading the key back
+    // would give (`WrittenTree`). Each test below is a case where that would be wrong.
+
+    @Test("after racing writers through two objects of one suite, the observer's last value is the stored one")
+    func racingObjectsLeaveNoStaleValue() async throws {
+        let suite = TestSuite()
+        let second = SendableAny(UserDefaults(suiteName: suite.name)!)
+        let first = SendableAny(suite.defaults)
+        let key = DefaultsKey<Int>("raced", default: -1)
+        let events = Locked<[[Int]]>([])
+        let observation = suite.defaults.observe(key) { old, new in events.withLock { $0.append([old, new]) } }
+        await withTaskGroup(of: Void.self) { group in
+            for writer in 0..<8 {
+                group.addTask {
+                    let defaults = (writer.isMultiple(of: 2) ? first : second).value as! UserDefaults
+                    for round in 0..<20 { defaults[key] = writer * 100 + round }
+                }
+            }
+        }
+        let stored = try suite.defaults.value(for: key)
+        // The next change reports as its old value what the observer last saw.
+        events.withLock { $0 = [] }
+        suite.defaults[key] = 99_999
+        #expect(await eventually { events.withLock { $0.contains { $0[1] == 99_999 } } })
+        #expect(events.withLock { $0.last } == [stored, 99_999])
+        withExtendedLifetime(observation) {}
+    }
+
+    @Test("an announcement that arrives after a later write of the key reads back instead of reporting its own tree")
+    func lateAnnouncement() async throws {
+        let suite = TestSuite()
+        let key = DefaultsKey<Int>("late", default: 0)
+        let events = Locked<[[Int]]>([])
+        let observation = suite.defaults.observe(key) { old, new in events.withLock { $0.append([old, new]) } }
+        // Writer A wrote 1 and counted its write; writer B then wrote 2, and B's
+        // announcement ran first. A's announcement comes last, with A's tree.
+        suite.defaults[key] = 1
+        let writeOfA = ObservationRegistry.shared.recordWrite(of: key.name)
+        suite.defaults[key] = 2
+        suite.defaults.announceChange(of: key.name, written: WrittenTree(defaults: suite.defaults, tree: 1, write: writeOfA))
+        #expect(await eventually { events.withLock { $0.count } >= 2 })
+        #expect(events.withLock { $0 } == [[0, 1], [1, 2]])
+        withExtendedLifetime(observation) {}
+    }
+
+    @Test("a write that a launch argument hides is no change, and the argument's value is what observers see")
+    func launchArgumentOverride() async throws {
+        let suite = TestSuite()
+        let name = "overridden.\(UUID().uuidString)"
+        let key = DefaultsKey<Int>(name, default: 0)
+        let events = Locked<[[Int]]>([])
+        let arguments = suite.defaults.volatileDomain(forName: UserDefaults.argumentDomain)
+        var overridden = arguments
+        overridden[name] = "7"
+        suite.defaults.setVolatileDomain(overridden, forName: UserDefaults.argumentDomain)
+        defer {
+            var restored = suite.defaults.volatileDomain(forName: UserDefaults.argumentDomain)
+            restored[name] = nil
+            suite.defaults.setVolatileDomain(restored, forName: UserDefaults.argumentDomain)
+        }
+        #expect(suite.defaults[key] == 7)
+        let observation = suite.defaults.observe(key) { old, new in events.withLock { $0.append([old, new]) } }
+        suite.defaults[key] = 8
+        suite.defaults[key] = 9
+        #expect(suite.defaults[key] == 7)
+        #expect(events.withLock { $0 }.isEmpty)
+        withExtendedLifetime(observation) {}
+    }
+
+    @Test("an observer of another object of the same suite hears the write, with the value read back")
+    func otherObjectOfTheSameSuite() async throws {
+        let suite = TestSuite()
+        let other = UserDefaults(suiteName: suite.name)!
+        let events = Locked<[[Int]]>([])
+        let observation = other.observe(.launchCount) { old, new in events.withLock { $0.append([old, new]) } }
+        suite.defaults[.launchCount] = 3
+        suite.defaults[.launchCount] = 3
+        #expect(await eventually { events.withLock { $0 } == [[0, 3]] })
+        withExtendedLifetime(observation) {}
+    }
+
+    @Test("values that are not Equatable: a written tree and the same value read back are no change")
+    func unequatableWrittenAndReadBack() async throws {
+        let suite = TestSuite()
+        let key = DefaultsKey<UnequatableTree>("tree", default: UnequatableTree())
+        let events = Locked(0)
+        let observation = suite.defaults.observe(key) { _, _ in events.withLock { $0 += 1 } }
+        let value = UnequatableTree(
+            flag: true, count: 3, ratio: 0.5, when: Date(timeIntervalSince1970: 1_000.25), bytes: Data([1, 2]),
+            names: ["a", String(Unicode.Scalar(0xFDD0)!) + "b"], nested: ["x": [1, 2]], missing: nil, large: .max)
+        suite.defaults[key] = value  // compared with the tree read at the start
+        #expect(await eventually { events.withLock { $0 } == 1 })
+        // Compared with the written tree: a read-back of the same value, then the same write.
+        ObservationRegistry.shared.checkAll()
+        suite.defaults[key] = value
+        ObservationRegistry.shared.checkAll()
+        try await Task.sleep(nanoseconds: 50_000_000)
+        #expect(events.withLock { $0 } == 1)
+        withExtendedLifetime(observation) {}
+    }
+}
+
+/// Every kind of stored scalar and collection, in a type that is not `Equatable`.
+private struct UnequatableTree: Codable, Sendable {
+    var flag = false
+    var count = 0
+    var ratio = 0.0
+    var when = Date(timeIntervalSince1970: 0)
+    var bytes = Data()
+    var names: [String] = []
+    var nested: [String: [Int]] = [:]
+    var missing: Int? = nil
+    var large: UInt64 = 0
 }
