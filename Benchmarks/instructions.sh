@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Instruction counts of the coder workloads, with valgrind's callgrind: repeatable to the
-# instruction for the same build. Prints, per workload, the instructions of ROUNDS rounds
-# (default 20) minus those of a run that only sets up.
+# Instruction counts of the coder and UserDefaults workloads, with valgrind's callgrind:
+# repeatable to the instruction for the same build (the defaults-* workloads read and
+# write a suite's file and vary by a few million). Prints, per workload, the
+# instructions of ROUNDS rounds (default 20) minus those of a run that only sets up,
+# then the ratios of the performance targets.
 #
 #   cd Benchmarks && ./instructions.sh [ROUNDS]
+#   WORKLOADS="users-encode users-encode-hand" ./instructions.sh
 set -euo pipefail
 cd "$(dirname "$0")"
 rounds="${1:-20}"
@@ -14,8 +17,29 @@ count() {
     valgrind --tool=callgrind --callgrind-out-file=/dev/null "$binary" "$1" "$2" 2>&1 \
         | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
 }
+all="users-encode users-encode-hand users-decode users-decode-hand settings-encode settings-encode-hand
+settings-decode settings-decode-hand wide-encode wide-decode deep-encode deep-decode
+defaults-write defaults-set-tree defaults-blob-write defaults-read defaults-blob-read defaults-subscript-read
+defaults-tree-decode defaults-object defaults-write-typed defaults-write-observed"
+declare -A work
 printf '| workload (%s rounds) | instructions |\n|---|---:|\n' "$rounds"
-for workload in ${WORKLOADS:-users-encode users-decode settings-encode settings-decode wide-encode wide-decode deep-encode deep-decode defaults-write defaults-set-tree defaults-read defaults-tree-decode defaults-object}; do
-    work=$(( $(count "$workload" "$rounds") - $(count "$workload" 0) ))
-    printf '| %s | %s |\n' "$workload" "$work"
+for workload in ${WORKLOADS:-$all}; do
+    work[$workload]=$(( $(count "$workload" "$rounds") - $(count "$workload" 0) ))
+    printf '| %s | %s |\n' "$workload" "${work[$workload]}"
 done
+ratio() {  # NAME NUMERATOR DENOMINATOR TARGET
+    if [[ -n "${work[$2]:-}" && -n "${work[$3]:-}" ]]; then
+        printf '| %s | %s |  %s |\n' "$1" "$(awk -v a="${work[$2]}" -v b="${work[$3]}" 'BEGIN { printf "%.2f×", a / b }')" "$4"
+    fi
+}
+printf '\n| ratio, in instructions | value | target |\n|---|---:|---:|\n'
+ratio "Users encode ÷ hand-written" users-encode users-encode-hand "≤ 2.0"
+ratio "Users decode ÷ hand-written" users-decode users-decode-hand "≤ 2.5"
+ratio "Settings encode ÷ hand-written" settings-encode settings-encode-hand "≤ 2.5"
+ratio "Settings decode ÷ hand-written" settings-decode settings-decode-hand "≤ 2.5"
+ratio "encode(_:forKey:) ÷ Foundation set(tree) + synchronize" defaults-write defaults-set-tree "≤ 1.1"
+ratio "encode(_:forKey:) ÷ Data blob + synchronize" defaults-write defaults-blob-write ""
+ratio "decode(_:forKey:) ÷ PropertyListDecoder(data(forKey:))" defaults-read defaults-blob-read "≤ 0.8"
+ratio "subscript read ÷ PropertyListDecoder(data(forKey:))" defaults-subscript-read defaults-blob-read "≤ 0.8"
+ratio "subscript read ÷ decode(_:forKey:)" defaults-subscript-read defaults-read "≤ 1.1"
+ratio "subscript write, 1 observer ÷ without" defaults-write-observed defaults-write-typed "≤ 1.5"

@@ -20,28 +20,56 @@ let encoder = KeyValueEncoder()
 let decoder = KeyValueDecoder()
 let usersTree = try encoder.encode(users)!
 let settingsTree = try encoder.encode(settings)!
+// Each competitor decodes the tree its own encoder made, as in the benchmarks.
+let handUsersTree = HandWritten.encode(users)
+let handSettingsTree = HandWritten.encode(settings)
 let wideTree = try encoder.encode(wideDoubles)!
 let deepTree = try encoder.encode(deep64)!
 var sink = 0
+/// Keeps a whole result alive, so that the optimizer cannot drop the parts of a
+/// hand-written conversion that `sink` does not read.
+@inline(never) func keep<T>(_ value: T) -> Int { withExtendedLifetime(value) { 1 } }
+/// Hands back its argument where the optimizer cannot see it, so that work on an input
+/// that does not change from round to round is not hoisted out of the loop.
+@inline(never) @_optimize(none) func opaque<T>(_ value: T) -> T { value }
 let defaults = UserDefaults(suiteName: "defaults-coder-instructions")!
 for index in 0..<20 { defaults.set("filler \(index)", forKey: "filler.\(index)") }
 try defaults.encode(settings, forKey: "native")
 let storedTree = defaults.object(forKey: "native")!
+defaults.set(try PropertyListEncoder().encode(settings), forKey: "blob")
+defaults[DefaultsKey<Settings?>("typed")] = settings
 
 for _ in 0..<rounds {
     switch arguments[1] {
     case "users-encode": sink &+= (try encoder.encode(users) as? [Any])?.count ?? 0
-    case "users-decode": sink &+= try decoder.decode([User].self, from: usersTree).count
+    case "users-decode": sink &+= keep(try decoder.decode([User].self, from: usersTree))
     case "settings-encode":
         for _ in 0..<50 { sink &+= (try encoder.encode(settings) as? [String: Any])?.count ?? 0 }
     case "settings-decode":
-        for _ in 0..<50 { sink &+= try decoder.decode(Settings.self, from: settingsTree).retries }
+        for _ in 0..<50 { sink &+= keep(try decoder.decode(Settings.self, from: settingsTree)) }
     case "wide-encode": sink &+= (try encoder.encode(wideDoubles) as? [String: Any])?.count ?? 0
     case "wide-decode": sink &+= try decoder.decode([String: Double].self, from: wideTree).count
     case "deep-encode":
         for _ in 0..<20 { sink &+= (try encoder.encode(deep64) as? [String: Any])?.count ?? 0 }
     case "deep-decode":
         for _ in 0..<20 { if case .node = try decoder.decode(Nested.self, from: deepTree) { sink &+= 1 } }
+    case "users-encode-hand": sink &+= HandWritten.encode(opaque(users)).count
+    case "users-decode-hand": sink &+= keep(try HandWritten.decodeUsers(opaque(handUsersTree)))
+    case "settings-encode-hand":
+        for _ in 0..<50 { sink &+= keep(HandWritten.encode(opaque(settings))) }
+    case "settings-decode-hand":
+        for _ in 0..<50 { sink &+= keep(try HandWritten.decodeSettings(opaque(handSettingsTree))) }
+    case "defaults-blob-write":
+        // The Data-blob habit, with the synchronize() the package does on Linux.
+        for _ in 0..<10 {
+            defaults.set(try PropertyListEncoder().encode(settings), forKey: "blob")
+            defaults.synchronize()
+        }
+    case "defaults-blob-read":
+        for _ in 0..<10 { sink &+= try PropertyListDecoder().decode(Settings.self, from: defaults.data(forKey: "blob")!).retries }
+    case "defaults-subscript-read":
+        let typed = DefaultsKey<Settings?>("typed")
+        for _ in 0..<10 { sink &+= defaults[typed]?.retries ?? 0 }
     case "defaults-write":
         for _ in 0..<10 { try defaults.encode(settings, forKey: "native") }
     case "defaults-set-tree":
