@@ -32,6 +32,7 @@ public struct UserDefault<Value: Codable & Sendable>: @unchecked Sendable {
     public let key: DefaultsKey<Value>
     /// The `UserDefaults` the value is stored in.
     public let store: UserDefaults
+    private let tracking = KeyTracking()
 
     /// A property for `key`.
     ///
@@ -64,8 +65,18 @@ public struct UserDefault<Value: Codable & Sendable>: @unchecked Sendable {
     }
 
     /// The stored value, or the default; setting `nil` on an optional removes the key.
+    ///
+    /// Reading it inside `withObservationTracking` — as a SwiftUI `body` does — registers
+    /// the key: the next change of its value fires the tracking's `onChange`, whether it
+    /// came through this property, another wrapper, the typed subscript,
+    /// `encode(_:forKey:)` or a change Foundation announces. A write of an equal value, or
+    /// of another key, does not. (Needs the Observation framework: macOS 14, iOS 17,
+    /// tvOS 17, watchOS 10, or Linux; elsewhere reading just reads.)
     public var wrappedValue: Value {
-        get { store[key] }
+        get {
+            tracking.access(key, in: store)
+            return store[key]
+        }
         nonmutating set { store[key] = newValue }
     }
 

@@ -1,0 +1,159 @@
+//
+//  ObservationTrackingTests.swift
+//  DefaultsCoderTests
+//
+//  `withObservationTracking`, as SwiftUI uses it, on `@UserDefault` properties in a plain
+//  class and in an `@Observable` one. `onChange` is one-shot: each test arms tracking,
+//  makes one change or none, and counts. Positive counts are awaited with `eventually`
+//  (another test's announcement may deliver a change from its own thread a moment later);
+//  zero counts are read after the writes, which deliver on the writing thread.
+//
+
+import Foundation
+import Observation
+import Testing
+
+@testable import DefaultsCoder
+
+/// A settings model as an app would write one for SwiftUI: no macro of this package.
+@Observable
+final class ObservedSettings {
+    @ObservationIgnored @UserDefault(.launchCount) var launchCount
+    @ObservationIgnored @UserDefault(.theme) var theme
+    /// Ordinary observable state next to the stored settings.
+    var isEditing = false
+
+    init(store: UserDefaults) {
+        _launchCount = UserDefault(.launchCount, store: store)
+        _theme = UserDefault(.theme, store: store)
+    }
+}
+
+/// Counts the `onChange` calls of one armed tracking.
+final class TrackingCount: Sendable {
+    private let count = Locked(0)
+    var value: Int { count.withLock { $0 } }
+
+    /// Arms tracking of what `read` reads.
+    init(_ read: () -> Void) {
+        withObservationTracking(read) { [count] in count.withLock { $0 += 1 } }
+    }
+}
+
+@Suite("ObservationTracking")
+struct ObservationTrackingTests {
+
+    /// Each way a key's value changes, with how to make it change to `value`.
+    enum Writer: String, CaseIterable, CustomStringConvertible {
+        case wrapper, otherWrapper, subscriptWrite, encode, setFor, foundationAnnounced
+        var description: String { rawValue }
+
+        func write(_ value: Int, model: WrappedSettings, suite: TestSuite) throws {
+            switch self {
+            case .wrapper: model.launchCount = value
+            case .otherWrapper: WrappedSettings(store: suite.defaults).launchCount = value
+            case .subscriptWrite: suite.defaults[.launchCount] = value
+            case .encode: try suite.defaults.encode(value, forKey: "launchCount")
+            case .setFor: try suite.defaults.set(value, for: .launchCount)
+            case .foundationAnnounced:
+                suite.defaults.set(value, forKey: "launchCount")
+                NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: suite.defaults)
+            }
+        }
+    }
+
+    @Test("a change of the key fires onChange once, however it is written", arguments: Writer.allCases)
+    func changeFiresOnce(writer: Writer) async throws {
+        let suite = TestSuite()
+        let model = WrappedSettings(store: suite.defaults)
+        let tracking = TrackingCount { _ = model.launchCount }
+        try writer.write(5, model: model, suite: suite)
+        #expect(await eventually { tracking.value == 1 })
+        try writer.write(6, model: model, suite: suite)  // onChange is one-shot
+        #expect(tracking.value == 1)
+        #expect(model.launchCount == 6)
+    }
+
+    @Test("a write of an equal value, or of another key, fires nothing", arguments: Writer.allCases)
+    func noChangeFiresNothing(writer: Writer) async throws {
+        let suite = TestSuite()
+        let model = WrappedSettings(store: suite.defaults)
+        model.launchCount = 3
+        let tracking = TrackingCount { _ = model.launchCount }
+        try writer.write(3, model: model, suite: suite)
+        model.name = "Ada"
+        suite.defaults[.theme] = .dark
+        try await Task.sleep(nanoseconds: 20_000_000)
+        #expect(tracking.value == 0)
+    }
+
+    @Test("only the keys read are tracked")
+    func onlyKeysRead() async throws {
+        let suite = TestSuite()
+        let model = WrappedSettings(store: suite.defaults)
+        let nameOnly = TrackingCount { _ = model.name }
+        let both = TrackingCount {
+            _ = model.name
+            _ = model.launchCount
+        }
+        model.launchCount = 1
+        #expect(await eventually { both.value == 1 })
+        #expect(nameOnly.value == 0)
+        model.name = "Ada"
+        #expect(await eventually { nameOnly.value == 1 })
+        #expect(both.value == 1)
+    }
+
+    @Test("in an @Observable class: stored settings and ordinary properties are both tracked")
+    func observableClass() async throws {
+        let suite = TestSuite()
+        let model = ObservedSettings(store: suite.defaults)
+        let settings = TrackingCount {
+            _ = model.theme
+            _ = model.launchCount
+        }
+        let editing = TrackingCount { _ = model.isEditing }
+        model.theme = .dark
+        #expect(await eventually { settings.value == 1 })
+        #expect(editing.value == 0)
+        model.isEditing = true
+        #expect(editing.value == 1)
+        #expect(settings.value == 1)
+        #expect(model.theme == .dark)
+        #expect(suite.defaults[.theme] == .dark)
+    }
+
+    @Test("nothing fires once the model holding the wrapper is gone")
+    func modelGone() async throws {
+        let suite = TestSuite()
+        var model: WrappedSettings? = WrappedSettings(store: suite.defaults)
+        let tracking = TrackingCount { _ = model?.launchCount }
+        weak let released = model
+        model = nil
+        #expect(released == nil)
+        suite.defaults[.launchCount] = 9
+        try await Task.sleep(nanoseconds: 20_000_000)
+        #expect(tracking.value == 0)
+    }
+
+    @Test("concurrent writers: one onChange per armed tracking, and the model reads the last value")
+    func concurrentWriters() async throws {
+        let suite = TestSuite()
+        let model = WrappedSettings(store: suite.defaults)
+        let defaults = SendableAny(suite.defaults)
+        for round in 0..<5 {
+            let tracking = TrackingCount { _ = model.launchCount }
+            await withTaskGroup(of: Void.self) { group in
+                for writer in 0..<8 {
+                    group.addTask {
+                        let defaults = defaults.value as! UserDefaults
+                        for step in 0..<10 { defaults[.launchCount] = round * 1_000 + writer * 10 + step + 1 }
+                    }
+                }
+            }
+            #expect(await eventually { tracking.value == 1 })
+            #expect(tracking.value == 1)
+            #expect(model.launchCount == suite.defaults[.launchCount])
+        }
+    }
+}
