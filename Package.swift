@@ -27,6 +27,7 @@ let package = Package(
         // A second process for the tests: reads and writes suites as a fresh process does.
         .executableTarget(
             name: "defaults-coder-probe",
+            dependencies: ["DefaultsCoder"],
             path: "Tests/Probe",
             swiftSettings: swiftSettings
         ),

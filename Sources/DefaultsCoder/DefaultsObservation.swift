@@ -281,7 +281,7 @@ private func isSame<Value>(_ old: Value, _ new: Value, stored oldStored: Any?, _
 }
 
 /// Deep equality of two property lists as `UserDefaults` returns them.
-private func plistEqual(_ lhs: Any, _ rhs: Any) -> Bool {
+func plistEqual(_ lhs: Any, _ rhs: Any) -> Bool {
     guard let lhs = flattenOptional(lhs), let rhs = flattenOptional(rhs) else {
         return flattenOptional(lhs) == nil && flattenOptional(rhs) == nil
     }

@@ -117,6 +117,8 @@ final class TestSuite {
     deinit {
         defaults.removePersistentDomain(forName: name)
         try? FileManager.default.removeItem(at: fileURL)
+        // The lock file a migration leaves next to the suite's file.
+        try? FileManager.default.removeItem(atPath: fileURL.path + ".lock")
     }
 }
 

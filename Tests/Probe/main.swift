@@ -9,9 +9,36 @@
 //      defaults-coder-probe read SUITE           the suite's values, as a binary plist on stdout
 //      defaults-coder-probe write SUITE FILE     stores each key of the binary plist FILE
 //      defaults-coder-probe argument KEY …       object(forKey:) of the standard defaults, as a binary plist
+//      defaults-coder-probe migrate SUITE [pause] runs `Migrations.app` on the suite, saying
+//                                                 what it does on stdout; `pause` stops in step 2
 //
 
+import DefaultsCoder
 import Foundation
+
+/// Writes a line to stdout at once, for a test that waits for it.
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+/// The migrations of the README's worked example, as an app at version 2 declares them.
+enum Migrations {
+    static func app(pause: Bool) -> [DefaultsMigration] {
+        [
+            DefaultsMigration(version: 1, .rename("username", to: "account.name")),
+            DefaultsMigration(
+                version: 2,
+                .convert("font", from: Int.self, to: "appearance.fontSize") { size in
+                    say("converting")
+                    if pause {
+                        say("in step")
+                        sleep(60)
+                    }
+                    return Double(size)
+                }),
+        ]
+    }
+}
 
 func output(_ plist: Any) {
     do {
@@ -48,8 +75,18 @@ func run(_ arguments: [String]) -> Int32 {
         }
         output(found)
         return 0
+    case "migrate" where arguments.count == 2 || arguments.count == 3:
+        guard let defaults = UserDefaults(suiteName: arguments[1]) else { return 2 }
+        do {
+            let version = try defaults.migrate(Migrations.app(pause: arguments.count == 3 && arguments[2] == "pause"))
+            say("version \(version)")
+            return 0
+        } catch {
+            FileHandle.standardError.write(Data("\(error)\n".utf8))
+            return 1
+        }
     default:
-        FileHandle.standardError.write(Data("usage: defaults-coder-probe read SUITE | write SUITE FILE | argument KEY …\n".utf8))
+        FileHandle.standardError.write(Data("usage: defaults-coder-probe read SUITE | write SUITE FILE | argument KEY … | migrate SUITE [pause]\n".utf8))
         return 2
     }
 }

@@ -1,0 +1,290 @@
+//
+//  DefaultsMigration.swift
+//  DefaultsCoder
+//
+//  Versioned, run-once migrations of a suite's stored values: rename a key, move it into
+//  another suite, change its stored type, remove keys. Every step of every pending
+//  version is worked out on a copy first; only when all of them succeed is the result
+//  written, with the new version, in one step (`SuiteTransaction`).
+//
+
+import Foundation
+
+/// One version of an app's stored settings: the steps that bring the values the previous
+/// version stored to the form this version reads.
+///
+/// ```swift
+/// extension DefaultsKeys {
+///     static let fontSize = DefaultsKey<Double>("appearance.fontSize", default: 13)
+/// }
+///
+/// // At launch, before anything reads settings:
+/// try UserDefaults.standard.migrate(
+///     DefaultsMigration(version: 1, .rename("username", to: "account.name")),
+///     DefaultsMigration(version: 2, .convert("font", from: Int.self, to: .fontSize) { Double($0) })
+/// )
+/// ```
+///
+/// `UserDefaults.migrate(_:versionKey:)` runs, in order, the migrations whose version is
+/// above the one the suite records, and records the last one. A migration that ran is
+/// never run again, also by another process.
+public struct DefaultsMigration: Sendable {
+    /// The version this migration brings the suite to; versions must increase.
+    public let version: Int
+    /// What to do, in order.
+    public let steps: [Step]
+
+    /// The key the suite's version is recorded under, unless `migrate` is told another.
+    public static let versionKey = "DefaultsCoder.version"
+
+    /// A migration to `version`.
+    ///
+    /// - Parameters:
+    ///   - version: The version it brings the suite to; 1 or more.
+    ///   - steps: What to do, in order.
+    public init(version: Int, _ steps: Step...) {
+        self.init(version: version, steps: steps)
+    }
+
+    /// A migration to `version`, with its steps as an array.
+    ///
+    /// - Parameters:
+    ///   - version: The version it brings the suite to; 1 or more.
+    ///   - steps: What to do, in order.
+    public init(version: Int, steps: [Step]) {
+        self.version = version
+        self.steps = steps
+    }
+
+    /// One change to the stored values. A step whose key holds nothing does nothing.
+    public struct Step: Sendable {
+        let kind: Kind
+
+        enum Kind: Sendable {
+            case rename(from: String, to: String, suite: String?)
+            case convert(from: String, to: String, transform: @Sendable (Any) throws -> KeyValueEncoder.StoredValue)
+            case remove([String])
+        }
+
+        /// The other suite this step writes to, if any.
+        var targetSuite: String? {
+            if case .rename(_, _, let suite) = kind { return suite }
+            return nil
+        }
+
+        /// Renames a key, keeping the stored value as it is.
+        ///
+        /// - Parameters:
+        ///   - name: The key's former name.
+        ///   - newName: Its new name. A different value already stored there stops the
+        ///     migration (nothing is changed) rather than being replaced.
+        public static func rename(_ name: String, to newName: String) -> Step {
+            Step(kind: .rename(from: name, to: newName, suite: nil))
+        }
+
+        /// Moves a key's value into another suite — an App Group's, say — under the same
+        /// name or a new one, and removes it from this suite.
+        ///
+        /// - Parameters:
+        ///   - name: The key in this suite.
+        ///   - newName: Its name in the other suite; `name` unless given.
+        ///   - suiteName: The other suite, as for `UserDefaults(suiteName:)`.
+        public static func move(_ name: String, to newName: String? = nil, intoSuite suiteName: String) -> Step {
+            Step(kind: .rename(from: name, to: newName ?? name, suite: suiteName))
+        }
+
+        /// Changes how a key's value is stored: reads it as `Old`, converts it, and stores
+        /// the result under `newName` (the same key unless given) in the native form.
+        ///
+        /// - Parameters:
+        ///   - name: The key.
+        ///   - type: The type the value was stored as.
+        ///   - newName: Where to store the result; `name` unless given. The old key is
+        ///     removed.
+        ///   - legacy: The blob format the value may be stored in (a `Data` blob from
+        ///     `JSONEncoder`, say), tried when the native form does not decode.
+        ///   - transform: The conversion; an error it throws stops the migration, and
+        ///     nothing is changed. Returning `nil` for an optional removes the key.
+        public static func convert<Old: Decodable & Sendable, New: Encodable & Sendable>(
+            _ name: String, from type: Old.Type, to newName: String? = nil, legacy: LegacyFormat? = nil,
+            _ transform: @escaping @Sendable (Old) throws -> New
+        ) -> Step {
+            Step(
+                kind: .convert(from: name, to: newName ?? name) { stored in
+                    let old: Old
+                    do {
+                        old = try KeyValueDecoder().decodeFromUserDefaults(Old.self, from: stored)
+                    } catch {
+                        guard let legacy, let value = try legacy.decode(Old.self, from: stored) else { throw error }
+                        old = value
+                    }
+                    return try KeyValueEncoder().encodeForUserDefaults(try transform(old))
+                })
+        }
+
+        /// Changes how a key's value is stored, into a typed key: reads the value stored
+        /// under `name` as `Old`, converts it, and stores it under `key`.
+        ///
+        /// ```swift
+        /// .convert("font", from: Int.self, to: .fontSize) { Double($0) }
+        /// .convert("profile", from: Profile.self, legacy: .json, to: .profile) { $0 }
+        /// ```
+        ///
+        /// - Parameters:
+        ///   - name: The key the value is stored under now.
+        ///   - type: The type it was stored as.
+        ///   - legacy: The blob format it may be stored in, tried when the native form
+        ///     does not decode.
+        ///   - key: Where the converted value goes; when its name differs, the old key is
+        ///     removed.
+        ///   - transform: The conversion; an error it throws stops the migration.
+        public static func convert<Old: Decodable & Sendable, New>(
+            _ name: String, from type: Old.Type, legacy: LegacyFormat? = nil, to key: DefaultsKey<New>,
+            _ transform: @escaping @Sendable (Old) throws -> New
+        ) -> Step {
+            convert(name, from: type, to: key.name, legacy: legacy, transform)
+        }
+
+        /// Removes keys and their values.
+        ///
+        /// - Parameter names: The keys to remove.
+        public static func remove(_ names: String...) -> Step {
+            Step(kind: .remove(names))
+        }
+    }
+}
+
+/// A migration that could not run. Nothing was changed: every key of every suite it
+/// touches, and the recorded version, are as they were before it began.
+public struct DefaultsMigrationError: Error, Sendable, CustomStringConvertible {
+    /// The version whose migration failed.
+    public let version: Int
+    /// The key the failing step was working on.
+    public let key: String
+    /// What went wrong, with the coding path when a value did not decode or encode.
+    public let reason: String
+    /// The error behind it: a `DecodingError`, an `EncodingError`, or what a conversion
+    /// threw; `nil` when the migration itself found the problem.
+    public let underlyingError: (any Error)?
+
+    /// `Migration to version 2 failed at "font": Expected BinaryInteger at SELF, found String. Nothing was changed.`
+    public var description: String {
+        "Migration to version \(version) failed at \"\(key)\": \(reason). Nothing was changed."
+    }
+
+    init(version: Int, key: String, reason: String, underlyingError: (any Error)? = nil) {
+        self.version = version
+        self.key = key
+        self.reason = reason
+        self.underlyingError = underlyingError
+    }
+
+    init(version: Int, key: String, error: any Error) {
+        let reason = codingErrorContext(of: error)?.debugDescription ?? "\(error)"
+        self.init(version: version, key: key, reason: reason, underlyingError: error)
+    }
+}
+
+extension UserDefaults {
+
+    /// Runs the migrations whose version is above the one this suite records, in order,
+    /// and records the last version — all as one change, or none.
+    ///
+    /// Call it at launch, before anything reads the keys it moves. On Linux the suite's
+    /// file is replaced in one atomic rename, under a lock other processes respect too:
+    /// a crash leaves either the old file or the new one, and of two processes starting
+    /// together one migrates and the other finds it done. A move into another suite
+    /// writes that suite first; a crash in between leaves the value in both, and the
+    /// migration, still unrecorded, runs again and finds it already there. On Apple
+    /// platforms the values are written one by one, the version last: a crash in between
+    /// leaves the migration unrecorded, to run again at the next launch.
+    ///
+    /// - Parameters:
+    ///   - migrations: The app's migrations, in increasing order of version.
+    ///   - versionKey: The key the version is recorded under.
+    /// - Returns: The suite's version now.
+    /// - Throws: `DefaultsMigrationError` naming the version and key of the step that
+    ///   failed, or `UnreadableDefaultsFile` when a suite's file exists but does not
+    ///   parse; nothing is changed then.
+    @discardableResult
+    public func migrate(_ migrations: [DefaultsMigration], versionKey: String = DefaultsMigration.versionKey) throws -> Int {
+        for (earlier, later) in zip(migrations, migrations.dropFirst()) where later.version <= earlier.version {
+            throw DefaultsMigrationError(version: later.version, key: versionKey, reason: "versions must increase (\(later.version) follows \(earlier.version))")
+        }
+        if let first = migrations.first, first.version < 1 {
+            throw DefaultsMigrationError(version: first.version, key: versionKey, reason: "versions start at 1")
+        }
+        let targets = Set(migrations.flatMap { $0.steps.compactMap(\.targetSuite) })
+        return try SuiteTransaction.run(on: self, targets: targets.sorted()) { suites in
+            let recorded = suites.recordedVersion(versionKey)
+            let pending = migrations.filter { $0.version > recorded }
+            guard let last = pending.last else { return recorded }
+            for migration in pending {
+                for step in migration.steps {
+                    try suites.apply(step, version: migration.version)
+                }
+            }
+            suites.set(last.version, forKey: versionKey, in: nil)
+            return last.version
+        }
+    }
+
+    /// Runs the given migrations; see `migrate(_:versionKey:)`.
+    ///
+    /// - Parameters:
+    ///   - migrations: The app's migrations, in increasing order of version.
+    ///   - versionKey: The key the version is recorded under.
+    /// - Returns: The suite's version now.
+    /// - Throws: `DefaultsMigrationError` or `UnreadableDefaultsFile`; nothing is changed then.
+    @discardableResult
+    public func migrate(_ migrations: DefaultsMigration..., versionKey: String = DefaultsMigration.versionKey) throws -> Int {
+        try migrate(migrations, versionKey: versionKey)
+    }
+
+    /// The version the last migration recorded in this suite; 0 when none ran.
+    ///
+    /// - Parameter versionKey: The key the version is recorded under.
+    public func migrationVersion(versionKey: String = DefaultsMigration.versionKey) -> Int {
+        (object(forKey: versionKey)).flatMap { try? KeyValueDecoder().decodeFromUserDefaults(Int.self, from: $0) } ?? 0
+    }
+}
+
+extension SuiteTransaction.Suites {
+    /// The version recorded in the migrated suite; 0 when none is.
+    func recordedVersion(_ versionKey: String) -> Int {
+        value(forKey: versionKey, in: nil).flatMap { try? KeyValueDecoder().decodeFromUserDefaults(Int.self, from: $0) } ?? 0
+    }
+
+    mutating func apply(_ step: DefaultsMigration.Step, version: Int) throws {
+        switch step.kind {
+        case .remove(let names):
+            for name in names { remove(name, in: nil) }
+        case .rename(let name, let newName, let suite):
+            guard let value = value(forKey: name, in: nil) else { return }
+            if suite == nil && newName == name { return }
+            if let existing = self.value(forKey: newName, in: suite), !plistEqual(existing, value) {
+                let place = suite.map { "\"\(newName)\" in suite \($0)" } ?? "\"\(newName)\""
+                throw DefaultsMigrationError(version: version, key: name, reason: "\(place) already holds a different value")
+            }
+            set(value, forKey: newName, in: suite)
+            remove(name, in: nil)
+        case .convert(let name, let newName, let transform):
+            guard let stored = value(forKey: name, in: nil) else { return }
+            if newName != name, let existing = value(forKey: newName, in: nil) {
+                throw DefaultsMigrationError(
+                    version: version, key: name, reason: "\"\(newName)\" already holds a value (\(type(of: existing)))")
+            }
+            let converted: KeyValueEncoder.StoredValue
+            do {
+                converted = try transform(stored)
+            } catch {
+                throw DefaultsMigrationError(version: version, key: name, error: error)
+            }
+            if newName != name { remove(name, in: nil) }
+            switch converted {
+            case .value(let tree): set(tree, forKey: newName, in: nil)
+            case .removal: remove(newName, in: nil)
+            }
+        }
+    }
+}
