@@ -35,7 +35,10 @@ var sink = 0
 let defaults = UserDefaults(suiteName: "defaults-coder-instructions")!
 for index in 0..<20 { defaults.set("filler \(index)", forKey: "filler.\(index)") }
 try defaults.encode(settings, forKey: "native")
-let storedTree = defaults.object(forKey: "native")!
+// The tree as Swift collections, as the package hands it to Foundation (what
+// object(forKey:) returns wraps every value in an Optional, which set would unwrap).
+let storedTree = swiftTree(defaults.object(forKey: "native")!)
+let foundationTree = defaults.object(forKey: "native")!
 defaults.set(try PropertyListEncoder().encode(settings), forKey: "blob")
 defaults[DefaultsKey<Settings?>("typed")] = settings
 
@@ -82,7 +85,7 @@ for _ in 0..<rounds {
         for _ in 0..<10 { sink &+= try defaults.decode(Settings.self, forKey: "native")?.retries ?? 0 }
     case "defaults-tree-decode":
         // The decoder alone, on the tree object(forKey:) returns.
-        for _ in 0..<10 { sink &+= try decoder.decode(Settings.self, from: storedTree).retries }
+        for _ in 0..<10 { sink &+= try decoder.decode(Settings.self, from: foundationTree).retries }
     case "defaults-write-observed", "defaults-write-typed":
         // A typed write, with one observer attached or none: what the observer adds.
         let typed = DefaultsKey<Settings?>("typed")

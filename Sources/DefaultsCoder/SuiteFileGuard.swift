@@ -147,11 +147,11 @@ enum SuiteFileCheck {
 
     /// The file's size and date, following a symbolic link; `nil` when there is nothing
     /// there (also a link to nothing), so nothing to lose.
-    private static func stamp(of url: URL) -> FileStamp? {
+    private static func stamp(ofPath path: String) -> FileStamp? {
         // One stat(2), which follows a symbolic link: a write costs this when the file
         // is unchanged, and a link to nothing fails it like a missing file.
         var info = stat()
-        guard stat(url.path, &info) == 0 else { return nil }
+        guard stat(path, &info) == 0 else { return nil }
         #if canImport(Darwin)
         return FileStamp(size: Int64(info.st_size), seconds: Int(info.st_mtimespec.tv_sec), nanoseconds: Int(info.st_mtimespec.tv_nsec))
         #else
@@ -160,10 +160,12 @@ enum SuiteFileCheck {
     }
 
     static func problem(at url: URL) -> UnreadableDefaultsFile? {
-        guard let stamp = stamp(of: url) else { return nil }
-        if let known = checked.withLock({ $0[url.path] }), known.stamp == stamp { return known.problem }
+        // `URL.path` decodes the URL each time it is asked: once per check.
+        let path = url.path
+        guard let stamp = stamp(ofPath: path) else { return nil }
+        if let known = checked.withLock({ $0[path] }), known.stamp == stamp { return known.problem }
         let problem = parse(url)
-        checked.withLock { $0[url.path] = (stamp, problem) }
+        checked.withLock { $0[path] = (stamp, problem) }
         return problem
     }
 
@@ -206,8 +208,9 @@ enum SuiteFileCheck {
 
     /// Records the file as Foundation just wrote it, so the next write need not parse it.
     static func written(_ url: URL) {
-        guard let stamp = stamp(of: url) else { return }
-        checked.withLock { $0[url.path] = (stamp, nil) }
+        let path = url.path
+        guard let stamp = stamp(ofPath: path) else { return }
+        checked.withLock { $0[path] = (stamp, nil) }
     }
 
     static func forget(_ url: URL) {

@@ -64,6 +64,24 @@ func register<T: Codable & Sendable>(_ workload: String, _ value: T, hand: Compe
     }
 }
 
+/// The custom metric of the ratio benchmarks: A ÷ B in thousandths.
+let ratioMetric = BenchmarkMetric.custom("Ratio (thousandths)", polarity: .prefersSmaller, useScalingFactor: false)
+
+/// A benchmark that times `a` and then `b` in every iteration and records `a ÷ b`: on a
+/// shared machine whose speed drifts between benchmarks, only a ratio taken within one
+/// iteration compares like with like. The median of these is what `ratios.py` reports.
+func ratio(_ name: String, _ a: @escaping () throws -> Void, _ b: @escaping () throws -> Void) {
+    let configuration = Benchmark.Configuration(metrics: [ratioMetric], maxDuration: .seconds(2), maxIterations: 1_000)
+    Benchmark(name, configuration: configuration) { benchmark in
+        let clock = ContinuousClock()
+        for _ in benchmark.scaledIterations {
+            let first = try clock.measure { try a() }
+            let second = try clock.measure { try b() }
+            benchmark.measurement(ratioMetric, Int((first / second * 1_000).rounded()))
+        }
+    }
+}
+
 let benchmarks: @Sendable () -> Void = {
     let standard: [BenchmarkMetric] = [.wallClock, .mallocCountTotal]
 
@@ -77,6 +95,20 @@ let benchmarks: @Sendable () -> Void = {
         metrics: standard + [.peakMemoryResident])
     register("Deep 8", deep8, hand: Competitor(name: "HandWritten", encode: { HandWritten.encode($0) }, decode: { try HandWritten.decodeNested($0) }), metrics: standard)
     register("Deep 64", deep64, hand: Competitor(name: "HandWritten", encode: { HandWritten.encode($0) }, decode: { try HandWritten.decodeNested($0) }), metrics: standard)
+
+    // The targets' ratios, each taken within one iteration (see `ratio`).
+    let usersTree = Tree(value: try! KeyValueEncoder().encode(users)!)
+    let handUsersTree = Tree(value: HandWritten.encode(users))
+    let settingsTree = Tree(value: try! KeyValueEncoder().encode(settings)!)
+    let handSettingsTree = Tree(value: HandWritten.encode(settings))
+    ratio("Users ratio encode: KeyValueCoder ÷ HandWritten", { blackHole(try KeyValueEncoder().encode(users)) }, { blackHole(HandWritten.encode(users)) })
+    ratio(
+        "Users ratio decode: KeyValueCoder ÷ HandWritten", { blackHole(try KeyValueDecoder().decode([User].self, from: usersTree.value)) },
+        { blackHole(try HandWritten.decodeUsers(handUsersTree.value)) })
+    ratio("Settings ratio encode: KeyValueCoder ÷ HandWritten", { blackHole(try KeyValueEncoder().encode(settings)) }, { blackHole(HandWritten.encode(settings)) })
+    ratio(
+        "Settings ratio decode: KeyValueCoder ÷ HandWritten", { blackHole(try KeyValueDecoder().decode(Settings.self, from: settingsTree.value)) },
+        { blackHole(try HandWritten.decodeSettings(handSettingsTree.value)) })
 
     // The UserDefaults path: the package against the Data-blob habit.
     let configuration = Benchmark.Configuration(metrics: standard, maxDuration: .seconds(2), maxIterations: 2_000)
@@ -137,19 +169,30 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("Settings defaults read: DefaultsCoder subscript[key]", configuration: configuration) { benchmark in
         for _ in benchmark.scaledIterations { blackHole(defaults[typed]) }
     }
-}
 
-/// A tree read from `UserDefaults` as plain Swift collections, its `Optional`s unwrapped.
-func swiftTree(_ value: Any) -> Any {
-    if let dictionary = value as? [String: Any] {
-        return dictionary.mapValues(swiftTree)
-    }
-    if let array = value as? [Any] {
-        return array.map(swiftTree)
-    }
-    let mirror = Mirror(reflecting: value)
-    if mirror.displayStyle == .optional, let wrapped = mirror.children.first?.value {
-        return swiftTree(wrapped)
-    }
-    return value
+    // The UserDefaults layer's targets, each ratio taken within one iteration.
+    let observed = DefaultsKey<Settings?>("observed")
+    defaults[observed] = settings
+    let observation = defaults.observe(observed) { _, new in blackHole(new) }
+    ratio(
+        "Settings defaults ratio write: encode(_:forKey:) ÷ Foundation set(tree) + synchronize",
+        { try defaults.encode(settings, forKey: "native") },
+        {
+            defaults.set(storedTree, forKey: "foundation")
+            defaults.synchronize()
+        })
+    ratio(
+        "Settings defaults ratio read: decode(_:forKey:) ÷ PropertyListDecoder(data(forKey:))",
+        { blackHole(try defaults.decode(Settings.self, forKey: "native")) },
+        { blackHole(try PropertyListDecoder().decode(Settings.self, from: defaults.data(forKey: "blob")!)) })
+    ratio(
+        "Settings defaults ratio read: subscript ÷ PropertyListDecoder(data(forKey:))",
+        { blackHole(defaults[typed]) },
+        { blackHole(try PropertyListDecoder().decode(Settings.self, from: defaults.data(forKey: "blob")!)) })
+    ratio("Settings defaults ratio read: subscript ÷ decode(_:forKey:)", { blackHole(defaults[typed]) }, { blackHole(try defaults.decode(Settings.self, forKey: "typed")) })
+    ratio(
+        "Settings defaults ratio write: subscript with 1 observer ÷ without",
+        { defaults[observed] = settings },
+        { defaults[typed] = settings })
+    withExtendedLifetime(observation) {}
 }

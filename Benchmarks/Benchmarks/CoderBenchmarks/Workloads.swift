@@ -77,3 +77,18 @@ indirect enum Nested: Codable, Equatable, Sendable {
 
 let deep8 = Nested.make(depth: 8)
 let deep64 = Nested.make(depth: 64)
+
+/// A tree read from `UserDefaults` as plain Swift collections, its `Optional`s unwrapped.
+func swiftTree(_ value: Any) -> Any {
+    if let dictionary = value as? [String: Any] {
+        return dictionary.mapValues(swiftTree)
+    }
+    if let array = value as? [Any] {
+        return array.map(swiftTree)
+    }
+    let mirror = Mirror(reflecting: value)
+    if mirror.displayStyle == .optional, let wrapped = mirror.children.first?.value {
+        return swiftTree(wrapped)
+    }
+    return value
+}
