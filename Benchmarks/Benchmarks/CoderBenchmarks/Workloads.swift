@@ -92,3 +92,23 @@ func swiftTree(_ value: Any) -> Any {
     }
     return value
 }
+
+/// The same tree built from Foundation's own classes (`NSMutableDictionary`, `NSArray`,
+/// `NSString`, `NSNumber`), made anew each call, as a coder would have to make it.
+func foundationClasses(_ value: Any) -> Any {
+    if let dictionary = value as? [String: Any] {
+        let result = NSMutableDictionary(capacity: dictionary.count)
+        for (key, element) in dictionary { result[NSString(string: key)] = foundationClasses(element) }
+        return result
+    }
+    if let array = value as? [Any] {
+        return NSArray(array: array.map(foundationClasses))
+    }
+    switch value {
+    case let string as String: return NSString(string: string)
+    case let bool as Bool: return NSNumber(value: bool)
+    case let int as Int: return NSNumber(value: int)
+    case let double as Double: return NSNumber(value: double)
+    default: return value
+    }
+}
