@@ -140,6 +140,7 @@ public protocol DefaultsOptional: ExpressibleByNilLiteral {
     var isNil: Bool { get }
 }
 
+/// `Optional` as the value of a key whose default is `nil`.
 extension Optional: DefaultsOptional {
     /// Whether this is `nil`.
     public var isNil: Bool { self == nil }

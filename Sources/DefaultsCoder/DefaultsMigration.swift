@@ -185,6 +185,7 @@ public struct DefaultsMigrationError: Error, Sendable, CustomStringConvertible {
     }
 }
 
+/// Running versioned migrations on a suite.
 extension UserDefaults {
 
     /// Runs the migrations whose version is above the one this suite records, in order,

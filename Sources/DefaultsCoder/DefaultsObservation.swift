@@ -38,6 +38,7 @@ public final class DefaultsObservation: Sendable {
     }
 }
 
+/// Observing typed keys without KVO: by closure, or as an async sequence.
 extension UserDefaults {
 
     /// The notification this package posts after it changed a value, on every platform,

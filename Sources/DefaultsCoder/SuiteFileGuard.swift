@@ -43,6 +43,7 @@ public struct UnreadableDefaultsFile: Error, Sendable, Equatable, CustomStringCo
     }
 }
 
+/// Recovering from an unreadable suite file.
 extension UserDefaults {
 
     /// Moves the suite's unreadable file aside (to `NAME.unreadable-DATE.plist` next to
