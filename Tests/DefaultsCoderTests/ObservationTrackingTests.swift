@@ -128,9 +128,9 @@ struct ObservationTrackingTests {
         let suite = TestSuite()
         var model: WrappedSettings? = WrappedSettings(store: suite.defaults)
         let tracking = TrackingCount { _ = model?.launchCount }
-        weak let released = model
+        let released = WeakReference(model!)  // not `weak let`, which needs Swift 6.2
         model = nil
-        #expect(released == nil)
+        #expect(released.object == nil)
         suite.defaults[.launchCount] = 9
         try await Task.sleep(nanoseconds: 20_000_000)
         #expect(tracking.value == 0)

@@ -310,7 +310,9 @@ final class Recorded<Element>: @unchecked Sendable {
 
 /// Waits until `condition` holds, for at most `seconds`; returns whether it held. Tests
 /// that wait for another thread use it, so that a missing event fails instead of hanging.
-func eventually(within seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
+/// The limit is generous: under the thread sanitizer, long CPU-bound tests can keep the
+/// two-thread cooperative pool busy for tens of seconds before a waiting task runs again.
+func eventually(within seconds: Double = 60, _ condition: () -> Bool) async -> Bool {
     let deadline = Date().addingTimeInterval(seconds)
     while !condition() {
         if Date() > deadline { return false }
