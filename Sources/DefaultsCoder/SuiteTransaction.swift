@@ -68,6 +68,13 @@ enum SuiteTransaction {
         #else
         let files = objects.map { $0.defaults.suiteFileURL }
         guard files.allSatisfy({ $0 != nil }) else { return try runReadingObjects(objects, body) }
+        // A second lock on one file would wait for the first forever (`flock` locks
+        // belong to the open file, not the process), and its two copies would overwrite
+        // each other.
+        for (index, url) in files.enumerated() where files[..<index].contains(url) {
+            let name = objects[index].name ?? ""
+            throw DefaultsMigrationError(version: 0, key: name, reason: "suite \(name) is a suite this migration already writes (\(url!.path))")
+        }
         return try runOnFiles(objects, files: files.map { $0! }, body)
         #endif
     }

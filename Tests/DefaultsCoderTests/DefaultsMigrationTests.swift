@@ -193,6 +193,25 @@ struct DefaultsMigrationTests {
         #expect(readablePath(of: error?.underlyingError) == "SELF.compact")
     }
 
+    @Test("a move into the suite being migrated is refused instead of waiting on its own lock")
+    func moveIntoItself() async throws {
+        let suite = versionOneSuite()
+        let name = suite.name
+        let reason = Locked<String?>(nil)
+        // On a thread of its own, so that a migration waiting on its own lock fails the
+        // test instead of hanging the run.
+        let finished = await finishes {
+            let error = caught(DefaultsMigrationError.self) {
+                try UserDefaults(suiteName: name)!.migrate(DefaultsMigration(version: 1, .move("font", intoSuite: name)))
+            }
+            reason.withLock { $0 = error?.reason }
+        }
+        #expect(finished)
+        #expect(reason.withLock { $0 } == "suite \(name) is a suite this migration already writes (\(suite.fileURL.path))")
+        #expect(suite.defaults.integer(forKey: "font") == 14)
+        #expect(suite.defaults.migrationVersion() == 0)
+    }
+
     @Test("versions that do not increase, or start below 1, are refused")
     func badVersions() throws {
         let suite = versionOneSuite()
