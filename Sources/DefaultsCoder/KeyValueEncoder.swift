@@ -338,8 +338,12 @@ final class EncoderImpl: Encoder, SingleValueEncodingContainer {
         case .empty:
             storage = keyedPool.popLast() ?? KeyedStorage()
             // `init(minimumCapacity:)` is specialized here; `reserveCapacity` is not, and
-            // looks up `_NativeDictionary`'s generic metadata on every call.
-            if storage.capacityHint > 0 { storage.dictionary = Dictionary(minimumCapacity: storage.capacityHint) }
+            // looks up `_NativeDictionary`'s generic metadata on every call. With no size
+            // to go by, a value at the top (a settings struct, typically) gets room for a
+            // dozen keys: growing from nothing rehashes them three or four times. Nested
+            // containers start empty, since deep values are mostly small.
+            let capacity = storage.capacityHint > 0 ? storage.capacityHint : (node == nil ? 12 : 0)
+            if capacity > 0 { storage.dictionary = Dictionary(minimumCapacity: capacity) }
             slot = .keyed(storage)
             checkContainerDepth(node)
         case .value, .unkeyed:
