@@ -27,3 +27,11 @@ func runCustomStrategy<R>(_ closure: () throws -> R, wrap: (any Error) -> any Er
         throw wrap(error)
     }
 }
+
+/// `value` as `U`, where a metatype check has just shown that `T` is `U`. The same type,
+/// so a reinterpretation: `as!` would call the runtime's dynamic cast for every value.
+@inline(__always)
+func sameType<T, U>(_ value: T, as _: U.Type) -> U {
+    assert(T.self == U.self, "sameType(_:as:) with \(T.self) and \(U.self)")
+    return unsafeBitCast(value, to: U.self)
+}

@@ -258,27 +258,27 @@ final class DecoderImpl: Decoder, SingleValueDecodingContainer {
     /// Decodes `value`, which sits `step` below the container at `parent`, as `type`.
     func unbox<T: Decodable>(_ value: Any, as type: T.Type, parent: CodingPathNode?, step: @autoclosure () -> PathStep?) throws -> T {
         // Metatype checks first: a pointer compare, and no `init(from:)` round trip.
-        if T.self == String.self { return try unboxString(value, parent: parent, step: step()) as! T }
-        if T.self == Int.self { return try unboxInteger(value, parent: parent, step: step()) as Int as! T }
-        if T.self == Double.self { return try unboxDouble(value, parent: parent, step: step()) as! T }
-        if T.self == Bool.self { return try unboxBool(value, parent: parent, step: step()) as! T }
+        if T.self == String.self { return sameType(try unboxString(value, parent: parent, step: step()), as: T.self) }
+        if T.self == Int.self { return sameType(try unboxInteger(value, parent: parent, step: step()) as Int, as: T.self) }
+        if T.self == Double.self { return sameType(try unboxDouble(value, parent: parent, step: step()), as: T.self) }
+        if T.self == Bool.self { return sameType(try unboxBool(value, parent: parent, step: step()), as: T.self) }
         // Arrays and String-keyed dictionaries of primitives that are already of the
         // exact Swift type pass through whole (no NSNumber bridging: a Bool must not
         // become a number).
         if (parent?.depth ?? 0) + 1 < NestingGuard.maximumContainers {
-            if T.self == PrimitiveArrays.strings, let strings = form.strings(value) { return strings as! T }
+            if T.self == PrimitiveArrays.strings, let strings = form.strings(value) { return sameType(strings, as: T.self) }
             if T.self == PrimitiveArrays.ints || T.self == PrimitiveArrays.doubles || T.self == PrimitiveArrays.bools
                 || T.self == PrimitiveDictionaries.ints || T.self == PrimitiveDictionaries.doubles || T.self == PrimitiveDictionaries.bools,
                 Swift.type(of: value) == T.self
             {
                 return value as! T
             }
-            if T.self == PrimitiveDictionaries.strings, let strings = form.stringDictionary(value) { return strings as! T }
+            if T.self == PrimitiveDictionaries.strings, let strings = form.stringDictionary(value) { return sameType(strings, as: T.self) }
         }
-        if T.self == Date.self { return try unboxDate(value, parent: parent, step: step()) as! T }
-        if T.self == URL.self, let url = try unboxURL(value, parent: parent, step: step()) { return url as! T }
-        if T.self == Data.self, let data = try unboxData(value, parent: parent, step: step()) { return data as! T }
-        if T.self == Decimal.self { return try unboxDecimal(value, parent: parent, step: step()) as! T }
+        if T.self == Date.self { return sameType(try unboxDate(value, parent: parent, step: step()), as: T.self) }
+        if T.self == URL.self, let url = try unboxURL(value, parent: parent, step: step()) { return sameType(url, as: T.self) }
+        if T.self == Data.self, let data = try unboxData(value, parent: parent, step: step()) { return sameType(data, as: T.self) }
+        if T.self == Decimal.self { return sameType(try unboxDecimal(value, parent: parent, step: step()), as: T.self) }
         if form.unwrapsOptionals, let optional = type as? any UnwrappableOptional.Type {
             return try optional.unbox(form.unwrap(value), decoder: self, parent: parent, step: step()) as! T
         }

@@ -431,20 +431,20 @@ final class EncoderImpl: Encoder, SingleValueEncodingContainer {
     /// its tree, or `nil` for an encoded `nil`.
     func box<T: Encodable>(_ value: T, parent: CodingPathNode?, step: @autoclosure () -> PathStep?) throws -> Any? {
         // Metatype checks first: they cost a pointer compare and skip `encode(to:)`.
-        if T.self == String.self { return form.string(value as! String) }
-        if T.self == Int.self { return value as! Int }
-        if T.self == Double.self { return value as! Double }
-        if T.self == Bool.self { return value as! Bool }
+        if T.self == String.self { return form.string(sameType(value, as: String.self)) }
+        if T.self == Int.self { return sameType(value, as: Int.self) }
+        if T.self == Double.self { return sameType(value, as: Double.self) }
+        if T.self == Bool.self { return sameType(value, as: Bool.self) }
         // Homogeneous arrays and String-keyed dictionaries of plist primitives are
         // already a valid tree, unless they would sit deeper than the form allows (the
         // long way then throws with the path).
         if allowsNesting(below: parent) {
-            if T.self == PrimitiveArrays.strings { return form.strings(value as! [String]) }
+            if T.self == PrimitiveArrays.strings { return form.strings(sameType(value, as: [String].self)) }
             if T.self == PrimitiveArrays.ints || T.self == PrimitiveArrays.doubles || T.self == PrimitiveArrays.bools {
                 return value
             }
             if T.self == PrimitiveDictionaries.strings,
-                let whole = form.primitiveDictionary(value, strings: (value as! [String: String]))
+                let whole = form.primitiveDictionary(value, strings: sameType(value, as: [String: String].self))
             {
                 return whole
             }
@@ -454,12 +454,12 @@ final class EncoderImpl: Encoder, SingleValueEncodingContainer {
                 return whole
             }
         }
-        if T.self == Date.self { return try boxDate(value as! Date, parent: parent, step: step()) }
-        if T.self == URL.self { return try boxURL(value as! URL, parent: parent, step: step()) }
-        if T.self == Data.self { return try boxData(value as! Data, parent: parent, step: step()) }
+        if T.self == Date.self { return try boxDate(sameType(value, as: Date.self), parent: parent, step: step()) }
+        if T.self == URL.self { return try boxURL(sameType(value, as: URL.self), parent: parent, step: step()) }
+        if T.self == Data.self { return try boxData(sameType(value, as: Data.self), parent: parent, step: step()) }
         if T.self == Decimal.self {
             let step = step()
-            return try form.decimal(value as! Decimal) { path(parent, step) }
+            return try form.decimal(sameType(value, as: Decimal.self)) { path(parent, step) }
         }
         if form.wrapsOptionals, let optional = value as? any WrappableOptional {
             return try optional.box(into: self, parent: parent, step: step())
