@@ -239,6 +239,7 @@ struct DocumentationTests {
         #expect(defaults[.launchCount] == 1)
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     @Test("Typed keys, the wrapper and observation: the Observation framework")
     func observationFramework() async throws {
         let suite = TestSuite()
@@ -360,6 +361,7 @@ extension DefaultsKeys {
 }
 
 /// The article's `SettingsModel`, on a suite of the test's own instead of `.standard`.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 @Observable
 final class ArticleSettingsModel {
     @ObservationIgnored @UserDefault(.articleShowsPreview) var showsPreview
@@ -374,6 +376,7 @@ final class ArticleSettingsModel {
 
 #if canImport(SwiftUI)
 /// The article's settings view, compiled where SwiftUI exists.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 struct ArticleSettingsView: View {
     @State private var model = ArticleSettingsModel(store: .standard)
 

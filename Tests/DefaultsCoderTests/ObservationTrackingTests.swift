@@ -16,6 +16,7 @@ import Testing
 @testable import DefaultsCoder
 
 /// A settings model as an app would write one for SwiftUI: no macro of this package.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 @Observable
 final class ObservedSettings {
     @ObservationIgnored @UserDefault(.launchCount) var launchCount
@@ -30,6 +31,7 @@ final class ObservedSettings {
 }
 
 /// Counts the `onChange` calls of one armed tracking.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 final class TrackingCount: Sendable {
     private let count = Locked(0)
     var value: Int { count.withLock { $0 } }
@@ -40,6 +42,8 @@ final class TrackingCount: Sendable {
     }
 }
 
+// The Observation framework needs macOS 14 and the like; the package supports older
+// systems, so each test says so (Swift Testing takes `@available` on tests, not suites).
 @Suite("ObservationTracking")
 struct ObservationTrackingTests {
 
@@ -62,6 +66,7 @@ struct ObservationTrackingTests {
         }
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     @Test("a change of the key fires onChange once, however it is written", arguments: Writer.allCases)
     func changeFiresOnce(writer: Writer) async throws {
         let suite = TestSuite()
@@ -74,6 +79,7 @@ struct ObservationTrackingTests {
         #expect(model.launchCount == 6)
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     @Test("a write of an equal value, or of another key, fires nothing", arguments: Writer.allCases)
     func noChangeFiresNothing(writer: Writer) async throws {
         let suite = TestSuite()
@@ -87,6 +93,7 @@ struct ObservationTrackingTests {
         #expect(tracking.value == 0)
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     @Test("only the keys read are tracked")
     func onlyKeysRead() async throws {
         let suite = TestSuite()
@@ -104,6 +111,7 @@ struct ObservationTrackingTests {
         #expect(both.value == 1)
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     @Test("in an @Observable class: stored settings and ordinary properties are both tracked")
     func observableClass() async throws {
         let suite = TestSuite()
@@ -123,6 +131,7 @@ struct ObservationTrackingTests {
         #expect(suite.defaults[.theme] == .dark)
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     @Test("nothing fires once the model holding the wrapper is gone")
     func modelGone() async throws {
         let suite = TestSuite()
@@ -136,6 +145,7 @@ struct ObservationTrackingTests {
         #expect(tracking.value == 0)
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     @Test("concurrent writers: one onChange per armed tracking, and the model reads the last value")
     func concurrentWriters() async throws {
         let suite = TestSuite()

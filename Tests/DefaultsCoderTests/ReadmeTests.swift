@@ -49,6 +49,7 @@ struct ReadmeTests {
         #expect(defaults.object(forKey: "owner") == nil)
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     @Test("Typed keys, the wrapper and observation")
     func typedKeys() async throws {
         let suite = TestSuite()
@@ -95,6 +96,7 @@ extension DefaultsKeys {
 }
 
 /// The README's `SettingsModel`, on a suite of the test's own instead of `.standard`.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 @Observable
 final class ReadmeSettingsModel {
     @ObservationIgnored @UserDefault(.theme) var theme
@@ -108,6 +110,7 @@ final class ReadmeSettingsModel {
 
 #if canImport(SwiftUI)
 /// The README's settings view, compiled where SwiftUI exists.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 struct ReadmeSettingsView: View {
     @State private var model = ReadmeSettingsModel(store: .standard)
     var body: some View {
