@@ -191,8 +191,11 @@ extension UserDefaults {
     /// Runs the migrations whose version is above the one this suite records, in order,
     /// and records the last version — all as one change, or none.
     ///
-    /// Call it at launch, before anything reads the keys it moves, and do not write to
-    /// the suite from a conversion: the migration writes the suite as it computed it.
+    /// Call it at launch, before anything reads the keys it moves and before other
+    /// threads write to `UserDefaults`, and do not write to the suite from a conversion:
+    /// the migration writes the suite as it computed it. (On Linux, Foundation's
+    /// `synchronize()` of any suite rewrites every suite with unsaved changes, from the
+    /// copy it holds, whatever this package does.)
     /// On Linux the suite's file is replaced in one atomic rename, under a lock other
     /// processes respect too:
     /// a crash leaves either the old file or the new one, and of two processes starting

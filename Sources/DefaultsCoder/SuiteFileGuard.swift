@@ -163,11 +163,25 @@ enum SuiteFileCheck {
     static func problem(at url: URL) -> UnreadableDefaultsFile? {
         // `URL.path` decodes the URL each time it is asked: once per check.
         let path = url.path
-        guard let stamp = stamp(ofPath: path) else { return nil }
-        if let known = checked.withLock({ $0[path] }), known.stamp == stamp { return known.problem }
-        let problem = parse(url)
-        checked.withLock { $0[path] = (stamp, problem) }
-        return problem
+        var pause: UInt32 = 1_000
+        while true {
+            guard let stamp = stamp(ofPath: path) else { return nil }
+            if let known = checked.withLock({ $0[path] }), known.stamp == stamp { return known.problem }
+            let problem = parse(url)
+            // Foundation rewrites a suite's file in place (truncate, then write), and a
+            // `synchronize()` of any suite also writes every other suite with unsaved
+            // changes, on whatever thread calls it, outside this package's lock. A file
+            // caught in between reads as empty or cut short: look again, for up to about
+            // an eighth of a second, before calling it unreadable. A damaged file stays
+            // damaged, and the answer is then remembered until the file changes.
+            if problem != nil, pause <= 64_000 {
+                usleep(pause)
+                pause *= 2
+                continue
+            }
+            checked.withLock { $0[path] = (stamp, problem) }
+            return problem
+        }
     }
 
     private static func parse(_ url: URL) -> UnreadableDefaultsFile? {

@@ -192,6 +192,40 @@ struct SuiteFileGuardTests {
     }
     #endif
 
+    @Test("a file another suite's synchronize() is rewriting is not taken for a damaged one")
+    func rewrittenByAnotherSuite() async throws {
+        // Foundation's synchronize() of any suite also writes every other suite with
+        // unsaved changes, in place (truncate, then write), outside this package's lock.
+        // A check that reads the file in between sees it empty for a moment.
+        let suite = TestSuite()
+        let other = TestSuite("other")
+        let (first, second) = (SendableAny(suite.defaults), SendableAny(other.defaults))
+        let stop = Locked(false)
+        let rewriter = Thread {
+            var round = 0
+            while !stop.withLock({ $0 }) {
+                round += 1
+                (first.value as! UserDefaults).set(String(repeating: "x", count: round % 4_000), forKey: "plain")
+                (second.value as! UserDefaults).synchronize()
+            }
+        }
+        rewriter.start()
+        defer { stop.withLock { $0 = true } }
+        let failures = try await offPool { () -> [String] in
+            var failures: [String] = []
+            for value in 0..<300 {
+                do {
+                    try (first.value as! UserDefaults).encode(value, forKey: "counter")
+                } catch {
+                    failures.append("\(error)")
+                }
+            }
+            return failures
+        }
+        #expect(failures == [])
+        #expect(suite.defaults.integer(forKey: "counter") == 299)
+    }
+
     @Test("no file yet is not a problem")
     func noFile() throws {
         let suite = TestSuite()
