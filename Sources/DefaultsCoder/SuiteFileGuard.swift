@@ -163,28 +163,49 @@ enum SuiteFileCheck {
     static func problem(at url: URL) -> UnreadableDefaultsFile? {
         // `URL.path` decodes the URL each time it is asked: once per check.
         let path = url.path
+        guard let stamp = stamp(ofPath: path) else { return nil }
+        if let known = checked.withLock({ $0[path] }), known.stamp == stamp { return known.problem }
+        guard case .failure(let problem)? = read(url, path: path) else { return nil }
+        return problem
+    }
+
+    /// The suite's values as its file holds them, checked as `problem(at:)` checks them
+    /// and read in the same pass: `[:]` when there is no file.
+    /// - Throws: `UnreadableDefaultsFile` when the file does not parse.
+    static func contents(at url: URL) throws -> [String: Any] {
+        try read(url, path: url.path)?.get() ?? [:]
+    }
+
+    /// Reads and parses the file, and remembers what it found; `nil` when there is no file.
+    ///
+    /// Foundation rewrites a suite's file in place (truncate, then write), and a
+    /// `synchronize()` of any suite also writes every other suite with unsaved changes,
+    /// on whatever thread calls it, outside this package's lock. A file caught in between
+    /// reads as empty or cut short: it is read again, for up to about an eighth of a
+    /// second, before it is called unreadable. A damaged file stays damaged, and the
+    /// answer is then remembered until the file changes.
+    private static func read(_ url: URL, path: String) -> Result<[String: Any], UnreadableDefaultsFile>? {
         var pause: UInt32 = 1_000
         while true {
             guard let stamp = stamp(ofPath: path) else { return nil }
-            if let known = checked.withLock({ $0[path] }), known.stamp == stamp { return known.problem }
-            let problem = parse(url)
-            // Foundation rewrites a suite's file in place (truncate, then write), and a
-            // `synchronize()` of any suite also writes every other suite with unsaved
-            // changes, on whatever thread calls it, outside this package's lock. A file
-            // caught in between reads as empty or cut short: look again, for up to about
-            // an eighth of a second, before calling it unreadable. A damaged file stays
-            // damaged, and the answer is then remembered until the file changes.
-            if problem != nil, pause <= 64_000 {
+            let result = parse(url)
+            if case .failure = result, pause <= 64_000 {
                 usleep(pause)
                 pause *= 2
                 continue
             }
-            checked.withLock { $0[path] = (stamp, problem) }
-            return problem
+            checked.withLock { checked in
+                if case .failure(let problem) = result {
+                    checked[path] = (stamp, problem)
+                } else {
+                    checked[path] = (stamp, nil)
+                }
+            }
+            return result
         }
     }
 
-    private static func parse(_ url: URL) -> UnreadableDefaultsFile? {
+    private static func parse(_ url: URL) -> Result<[String: Any], UnreadableDefaultsFile> {
         let reason: String
         do {
             let data = try Data(contentsOf: url)
@@ -193,15 +214,15 @@ enum SuiteFileCheck {
             } else if data.starts(with: "bplist".utf8), let problem = BinaryPropertyListCheck.problem(in: data) {
                 // Checked before Foundation sees it: its parser crashes on some of these.
                 reason = problem
-            } else if try PropertyListSerialization.propertyList(from: data, format: nil) is [String: Any] {
-                return nil
+            } else if let dictionary = try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any] {
+                return .success(dictionary)
             } else {
                 reason = "it does not hold a dictionary"
             }
         } catch {
             reason = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "\(error)"
         }
-        return UnreadableDefaultsFile(url: url, reason: reason)
+        return .failure(UnreadableDefaultsFile(url: url, reason: reason))
     }
 
     private static let writeLocks = Locked<[String: NSRecursiveLock]>([:])

@@ -90,8 +90,7 @@ enum SuiteTransaction {
                 // Writes what Foundation holds unwritten, and empties its cache, so that
                 // what is read next is the file, as another process may have left it.
                 object.defaults.synchronize()
-                if let problem = SuiteFileCheck.problem(at: url) { throw problem }
-                suites.stored[object.name] = try readDomain(at: url)
+                suites.stored[object.name] = try SuiteFileCheck.contents(at: url)
             }
             let result = try body(&suites)
             var written: [String?] = []
@@ -149,28 +148,6 @@ enum SuiteTransaction {
     }
 
     // MARK: Files
-
-    /// The suite's values as its file holds them; none when there is no file. Read again
-    /// after a pause when it does not parse: another suite's `synchronize()` may be
-    /// rewriting it in place (see `SuiteFileCheck.problem(at:)`, which has just found it
-    /// readable).
-    private static func readDomain(at url: URL) throws -> [String: Any] {
-        var pause: UInt32 = 1_000
-        while true {
-            guard FileManager.default.fileExists(atPath: url.path) else { return [:] }
-            do {
-                let data = try Data(contentsOf: url)
-                if let domain = try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any] {
-                    return domain
-                }
-                throw CocoaError(.propertyListReadCorrupt)
-            } catch {
-                guard pause <= 64_000 else { throw error }
-                usleep(pause)
-                pause *= 2
-            }
-        }
-    }
 
     /// Replaces the file in one rename; an empty suite has no file, as Foundation leaves it.
     private static func writeDomain(_ domain: [String: Any], to url: URL) throws {
