@@ -210,8 +210,8 @@ final class DecoderImpl: Decoder, SingleValueDecodingContainer {
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         let node = CodingPathNode.appending(step, to: parent)
         try checkContainerDepth(node)
-        let values = try unboxDictionary(value, parent: parent, step: step, node: node)
-        return KeyedDecodingContainer(KeyedContainer<Key>(decoder: self, values: values, node: node))
+        let dictionary = try unboxDictionary(value, parent: parent, step: step, node: node)
+        return KeyedDecodingContainer(KeyedContainer<Key>(decoder: self, dictionary: dictionary, node: node))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -471,27 +471,27 @@ final class DecoderImpl: Decoder, SingleValueDecodingContainer {
 
     /// The entries of a keyed container for the value at `node`, with their keys
     /// converted by the key strategy.
-    func unboxDictionary(_ value: Any, parent: CodingPathNode?, step: PathStep?, node: CodingPathNode?) throws -> KeyedValues {
+    func unboxDictionary(_ value: Any, parent: CodingPathNode?, step: PathStep?, node: CodingPathNode?) throws -> [String: Any] {
         if case .useDefaultKeys = options.keyDecodingStrategy {
-            if Swift.type(of: value) == [String: Any].self { return .native(value as! [String: Any]) }
+            if Swift.type(of: value) == [String: Any].self { return value as! [String: Any] }
             // What Foundation's `object(forKey:)` hands back on Linux. Copied into a
             // `[String: Any]` by hand: each look-up in it would compare `AnyHashable`s,
             // which looks up generic metadata at every comparison, and a bridging cast
-            // (`as? [String: Any]`) costs more still.
+            // (`as? [String: Any]`) costs more still. A key that is not a string can
+            // match no coding key, so it is left out.
             if let unwrapped = flattenOptional(value), Swift.type(of: unwrapped) == [AnyHashable: Any?].self {
                 let foundation = unwrapped as! [AnyHashable: Any?]
-                var native = [String: Any](minimumCapacity: foundation.count)
+                var entries = [String: Any](minimumCapacity: foundation.count)
                 for (key, entry) in foundation {
-                    guard let name = key.base as? String else { return .foundation(foundation) }
-                    native[name] = entry ?? (Optional<Any>.none as Any)
+                    if let name = key.base as? String { entries[name] = entry ?? (Optional<Any>.none as Any) }
                 }
-                return .native(native)
+                return entries
             }
         }
         guard let dictionary = value as? [String: Any] else {
             throw mismatch([String: Any].self, value, parent, step)
         }
-        return .native(try convertKeys(of: dictionary, node: node))
+        return try convertKeys(of: dictionary, node: node)
     }
 
     /// `dictionary` with its keys converted by the key strategy.
@@ -560,49 +560,23 @@ extension Dictionary: StringKeyedDictionaryDecodable where Key == String, Value:
     }
 }
 
-/// The entries a keyed container reads.
-enum KeyedValues {
-    /// A Swift dictionary, as the encoder makes one.
-    case native([String: Any])
-    /// The dictionary Foundation's `object(forKey:)` returns on Linux, whose values are
-    /// `Optional`s; the decoder sees through them.
-    case foundation([AnyHashable: Any?])
-
-    subscript(key: String) -> Any? {
-        switch self {
-        case .native(let dictionary): return dictionary[key]
-        case .foundation(let dictionary):
-            guard let entry = dictionary[AnyHashable(key)] else { return nil }
-            return entry ?? (Optional<Any>.none as Any)
-        }
-    }
-
-    /// The keys that `key` makes a coding key of, without building an array of them first.
-    func codingKeys<Key>(_ key: (String) -> Key?) -> [Key] {
-        switch self {
-        case .native(let dictionary): return dictionary.keys.compactMap(key)
-        case .foundation(let dictionary): return dictionary.keys.compactMap { ($0.base as? String).flatMap(key) }
-        }
-    }
-}
-
 // MARK: - Containers
 
 private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let decoder: DecoderImpl
-    let values: KeyedValues
+    let dictionary: [String: Any]
     /// The path of the value this container reads.
     let node: CodingPathNode?
 
     var codingPath: [any CodingKey] { CodingPathNode.codingPath(of: node) }
 
-    var allKeys: [Key] { values.codingKeys { Key(stringValue: $0) } }
+    var allKeys: [Key] { dictionary.keys.compactMap { Key(stringValue: $0) } }
 
-    func contains(_ key: Key) -> Bool { values[key.stringValue] != nil }
+    func contains(_ key: Key) -> Bool { dictionary[key.stringValue] != nil }
 
     @inline(__always)
     private func value(for key: Key) throws -> Any {
-        guard let value = values[key.stringValue] else {
+        guard let value = dictionary[key.stringValue] else {
             throw DecodingError.missingKey(key, containerPath: codingPath)
         }
         return value
@@ -636,12 +610,12 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     /// An absent key or a `nil` gives `nil`. Read as the optional itself would be, so
     /// that what `encodeIfPresent` and `encode` wrote read back the same.
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-        guard let value = values[key.stringValue] else { return nil }
+        guard let value = dictionary[key.stringValue] else { return nil }
         return try decoder.unboxWrapped(decoder.form.unwrap(value), as: type, parent: node, step: .key(key))
     }
 
     func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
-        guard let value = values[key.stringValue] else { return nil }
+        guard let value = dictionary[key.stringValue] else { return nil }
         return try decoder.unboxWrapped(decoder.form.unwrap(value), as: type, parent: node, step: .key(key))
     }
 
@@ -650,7 +624,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         let nestedNode = CodingPathNode(parent: node, step: .key(key))
         try decoder.checkContainerDepth(nestedNode)
         let nested = try decoder.unboxDictionary(value, parent: node, step: .key(key), node: nestedNode)
-        return KeyedDecodingContainer(KeyedContainer<NestedKey>(decoder: decoder, values: nested, node: nestedNode))
+        return KeyedDecodingContainer(KeyedContainer<NestedKey>(decoder: decoder, dictionary: nested, node: nestedNode))
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
@@ -671,7 +645,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     private func superDecoder(named key: some CodingKey) -> any Decoder {
         // As JSONDecoder does: a missing key gives a decoder of nil, not an error.
-        let value = values[key.stringValue] ?? (Optional<Any>.none as Any)
+        let value = dictionary[key.stringValue] ?? (Optional<Any>.none as Any)
         return decoder.makeSuperDecoder(value: value, at: node, step: .key(key))
     }
 }
@@ -765,7 +739,7 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
         let nested = try next([String: Any].self) { decoder, value, node, step in
             try decoder.unboxDictionary(value, parent: node, step: step, node: nestedNode)
         }
-        return KeyedDecodingContainer(KeyedContainer<NestedKey>(decoder: decoder, values: nested, node: nestedNode))
+        return KeyedDecodingContainer(KeyedContainer<NestedKey>(decoder: decoder, dictionary: nested, node: nestedNode))
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
