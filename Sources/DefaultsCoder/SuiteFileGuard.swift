@@ -181,27 +181,27 @@ enum SuiteFileCheck {
     /// Foundation rewrites a suite's file in place (truncate, then write), and a
     /// `synchronize()` of any suite also writes every other suite with unsaved changes,
     /// on whatever thread calls it, outside this package's lock. A file caught in between
-    /// reads as empty or cut short: it is read again, for up to about an eighth of a
-    /// second, before it is called unreadable. A damaged file stays damaged, and the
-    /// answer is then remembered until the file changes.
+    /// reads as empty or cut short. So a file that does not parse is called unreadable
+    /// only once it has stayed as it is (same size and date) through a pause of 32 ms;
+    /// while it keeps changing it is read again, for up to two seconds. A damaged file
+    /// stays damaged, and the answer is then remembered until the file changes.
     private static func read(_ url: URL, path: String) -> Result<[String: Any], UnreadableDefaultsFile>? {
+        let deadline = Date().addingTimeInterval(2)
         var pause: UInt32 = 1_000
         while true {
-            guard let stamp = stamp(ofPath: path) else { return nil }
+            guard let found = stamp(ofPath: path) else { return nil }
             let result = parse(url)
-            if case .failure = result, pause <= 64_000 {
-                usleep(pause)
-                pause *= 2
-                continue
+            guard case .failure(let problem) = result else {
+                checked.withLock { $0[path] = (found, nil) }
+                return result
             }
-            checked.withLock { checked in
-                if case .failure(let problem) = result {
-                    checked[path] = (stamp, problem)
-                } else {
-                    checked[path] = (stamp, nil)
-                }
+            usleep(pause)
+            let settled = pause >= 32_000 && stamp(ofPath: path) == found
+            if settled || Date() > deadline {
+                checked.withLock { $0[path] = (found, problem) }
+                return result
             }
-            return result
+            pause = min(pause * 2, 64_000)
         }
     }
 
