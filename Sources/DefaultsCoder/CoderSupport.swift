@@ -28,6 +28,31 @@ func runCustomStrategy<R>(_ closure: () throws -> R, wrap: (any Error) -> any Er
     }
 }
 
+/// `value` as a `T` when its dynamic type is exactly `T`, or `nil`.
+///
+/// `value as? T` asks the runtime's dynamic cast, which also looks for bridging, boxes and
+/// optional payloads, and costs several hundred instructions for every value of a tree
+/// even when the type matches. Opening the existential costs a metatype compare and a
+/// copy. Callers that must also take what only a cast finds use `cast(_:to:)`.
+@inline(__always)
+func exactCast<T>(_ value: Any, to _: T.Type) -> T? {
+    func open<Dynamic>(_ opened: Dynamic) -> T? {
+        if Dynamic.self == T.self { return sameType(opened, as: T.self) }
+        // An `Any` inside an `Any`, as a generic value of type `Any` becomes when it is
+        // passed on as `Any`: opening looks one level deep.
+        if Dynamic.self == Any.self { return exactCast(sameType(opened, as: Any.self), to: T.self) }
+        return nil
+    }
+    return _openExistential(value, do: open)
+}
+
+/// `value as? T`, asking the runtime's dynamic cast only when `value` is not exactly a
+/// `T` (a bridged Foundation object, an optional, a box).
+@inline(__always)
+func cast<T>(_ value: Any, to type: T.Type) -> T? {
+    exactCast(value, to: type) ?? (value as? T)
+}
+
 /// `value` as `U`, where a metatype check has just shown that `T` is `U`. The same type,
 /// so a reinterpretation: `as!` would call the runtime's dynamic cast for every value.
 @inline(__always)

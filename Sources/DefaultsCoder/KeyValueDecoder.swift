@@ -269,9 +269,9 @@ final class DecoderImpl: Decoder, SingleValueDecodingContainer {
             if T.self == PrimitiveArrays.strings, let strings = form.strings(value) { return sameType(strings, as: T.self) }
             if T.self == PrimitiveArrays.ints || T.self == PrimitiveArrays.doubles || T.self == PrimitiveArrays.bools
                 || T.self == PrimitiveDictionaries.ints || T.self == PrimitiveDictionaries.doubles || T.self == PrimitiveDictionaries.bools,
-                Swift.type(of: value) == T.self
+                let whole = exactCast(value, to: T.self)
             {
-                return value as! T
+                return whole
             }
             if T.self == PrimitiveDictionaries.strings, let strings = form.stringDictionary(value) { return sameType(strings, as: T.self) }
         }
@@ -347,7 +347,7 @@ final class DecoderImpl: Decoder, SingleValueDecodingContainer {
     }
 
     func unboxBool(_ value: Any, parent: CodingPathNode?, step: @autoclosure () -> PathStep?) throws -> Bool {
-        if Swift.type(of: value) == Bool.self { return value as! Bool }
+        if let bool = exactCast(value, to: Bool.self) { return bool }
         if case .bool(let bool)? = classifyNumber(value) { return bool }
         throw mismatch(Bool.self, value, parent, step())
     }
@@ -368,7 +368,7 @@ final class DecoderImpl: Decoder, SingleValueDecodingContainer {
     /// `convert` makes of the number it is, which must not be a `Bool`.
     @inline(__always)
     private func unboxNumber<T>(_ value: Any, parent: CodingPathNode?, step: @autoclosure () -> PathStep?, _ convert: (NumberValue) -> T?) throws -> T {
-        if Swift.type(of: value) == T.self { return value as! T }
+        if let number = exactCast(value, to: T.self) { return number }
         guard let number = classifyNumber(value) ?? form.number(value), !number.isBool else {
             throw mismatch(T.self, value, parent, step())
         }
@@ -392,7 +392,7 @@ final class DecoderImpl: Decoder, SingleValueDecodingContainer {
     private func unboxDate(_ value: Any, parent: CodingPathNode?, step: @autoclosure () -> PathStep?) throws -> Date {
         switch options.dateDecodingStrategy {
         case .date:
-            if let date = value as? Date { return date }
+            if let date = cast(value, to: Date.self) { return date }
             if let number = classifyNumber(value), !number.isBool, let seconds = number.exactDouble {
                 return Date(timeIntervalSinceReferenceDate: seconds)
             }
@@ -424,7 +424,7 @@ final class DecoderImpl: Decoder, SingleValueDecodingContainer {
     private func unboxURL(_ value: Any, parent: CodingPathNode?, step: @autoclosure () -> PathStep?) throws -> URL? {
         switch options.urlDecodingStrategy {
         case .url:
-            if let url = value as? URL { return url }
+            if let url = cast(value, to: URL.self) { return url }
             if let string = form.string(value) {
                 if let url = form.url(string) { return url }
                 let message =
@@ -448,7 +448,7 @@ final class DecoderImpl: Decoder, SingleValueDecodingContainer {
     private func unboxData(_ value: Any, parent: CodingPathNode?, step: @autoclosure () -> PathStep?) throws -> Data? {
         switch options.dataDecodingStrategy {
         case .data:
-            if let data = value as? Data { return data }
+            if let data = cast(value, to: Data.self) { return data }
             if isArray(value) { return nil }
         case .base64:
             guard let string = form.string(value) else { throw mismatch(Data.self, expected: String.self, value, parent, step()) }
@@ -473,14 +473,13 @@ final class DecoderImpl: Decoder, SingleValueDecodingContainer {
     /// converted by the key strategy.
     func unboxDictionary(_ value: Any, parent: CodingPathNode?, step: PathStep?, node: CodingPathNode?) throws -> [String: Any] {
         if case .useDefaultKeys = options.keyDecodingStrategy {
-            if Swift.type(of: value) == [String: Any].self { return value as! [String: Any] }
+            if let dictionary = exactCast(value, to: [String: Any].self) { return dictionary }
             // What Foundation's `object(forKey:)` hands back on Linux. Copied into a
             // `[String: Any]` by hand: each look-up in it would compare `AnyHashable`s,
             // which looks up generic metadata at every comparison, and a bridging cast
             // (`as? [String: Any]`) costs more still. A key that is not a string can
             // match no coding key, so it is left out.
-            if let unwrapped = flattenOptional(value), Swift.type(of: unwrapped) == [AnyHashable: Any?].self {
-                let foundation = unwrapped as! [AnyHashable: Any?]
+            if let unwrapped = flattenOptional(value), let foundation = exactCast(unwrapped, to: [AnyHashable: Any?].self) {
                 var entries = [String: Any](minimumCapacity: foundation.count)
                 for (key, entry) in foundation {
                     if let name = key.base as? String { entries[name] = entry ?? (Optional<Any>.none as Any) }
@@ -488,7 +487,7 @@ final class DecoderImpl: Decoder, SingleValueDecodingContainer {
                 return entries
             }
         }
-        guard let dictionary = value as? [String: Any] else {
+        guard let dictionary = cast(value, to: [String: Any].self) else {
             throw mismatch([String: Any].self, value, parent, step)
         }
         return try convertKeys(of: dictionary, node: node)
@@ -520,7 +519,7 @@ final class DecoderImpl: Decoder, SingleValueDecodingContainer {
     }
 
     func unboxArray(_ value: Any, parent: CodingPathNode?, step: PathStep?) throws -> [Any] {
-        guard let array = value as? [Any] else {
+        guard let array = cast(value, to: [Any].self) else {
             throw mismatch([Any].self, value, parent, step)
         }
         return array

@@ -46,33 +46,45 @@ private let booleanNumberType: AnyClass = type(of: NSNumber(value: true))
 
 /// Classifies `value` as a number, or returns `nil` when it is not one.
 func classifyNumber(_ value: Any) -> NumberValue? {
+    // Opened once, so that each check is a metatype compare and each read a copy, where
+    // `value as! Int` would ask the runtime's dynamic cast.
+    if let number = _openExistential(value, do: classifyNumber(opened:)) { return number }
     let type = type(of: value)
-    if type == Int.self { return .signed(Int64(value as! Int), type: Int.self) }
-    if type == Double.self { return .double(value as! Double) }
-    if type == Bool.self { return .bool(value as! Bool) }
-    if type == Int64.self { return .signed(value as! Int64, type: Int64.self) }
-    if type == UInt64.self { return .unsigned(value as! UInt64, type: UInt64.self) }
-    if type == Float.self { return .float(value as! Float) }
-    if type == Int32.self { return .signed(Int64(value as! Int32), type: Int32.self) }
-    if type == Int16.self { return .signed(Int64(value as! Int16), type: Int16.self) }
-    if type == Int8.self { return .signed(Int64(value as! Int8), type: Int8.self) }
-    if type == UInt.self { return .unsigned(UInt64(value as! UInt), type: UInt.self) }
-    if type == UInt32.self { return .unsigned(UInt64(value as! UInt32), type: UInt32.self) }
-    if type == UInt16.self { return .unsigned(UInt64(value as! UInt16), type: UInt16.self) }
-    if type == UInt8.self { return .unsigned(UInt64(value as! UInt8), type: UInt8.self) }
-    if type == Decimal.self { return .decimal(value as! Decimal) }
     if type == String.self { return nil }
-    if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
-        if type == Int128.self { return wideNumber(value as! Int128) }
-        if type == UInt128.self { return wideNumber(value as! UInt128) }
-    }
     // Unwrap before asking for NSNumber: a wrapped Int64 would bridge and lose its type.
-    if let optional = value as? any OptionalInAny {
+    // Asked of the `Any`: a cast of a generic `Optional` to a protocol would look
+    // inside the optional instead.
+    if type is any OptionalInAny.Type, let optional = value as? any OptionalInAny {
         return optional.flattened.flatMap(classifyNumber)
     }
-    if type == CGFloat.self { return .double(Double(value as! CGFloat)) }
     if isObject(value), let number = value as? NSNumber {
         return classifyNSNumber(number)
+    }
+    return nil
+}
+
+/// The number `value` is when its type is one of Swift's number types, or `nil`.
+private func classifyNumber<V>(opened value: V) -> NumberValue? {
+    let type = V.self
+    if type == Int.self { return .signed(Int64(sameType(value, as: Int.self)), type: Int.self) }
+    if type == Any.self { return classifyNumber(sameType(value, as: Any.self)) }  // an `Any` inside an `Any`
+    if type == Double.self { return .double(sameType(value, as: Double.self)) }
+    if type == Bool.self { return .bool(sameType(value, as: Bool.self)) }
+    if type == Int64.self { return .signed(sameType(value, as: Int64.self), type: Int64.self) }
+    if type == UInt64.self { return .unsigned(sameType(value, as: UInt64.self), type: UInt64.self) }
+    if type == Float.self { return .float(sameType(value, as: Float.self)) }
+    if type == Int32.self { return .signed(Int64(sameType(value, as: Int32.self)), type: Int32.self) }
+    if type == Int16.self { return .signed(Int64(sameType(value, as: Int16.self)), type: Int16.self) }
+    if type == Int8.self { return .signed(Int64(sameType(value, as: Int8.self)), type: Int8.self) }
+    if type == UInt.self { return .unsigned(UInt64(sameType(value, as: UInt.self)), type: UInt.self) }
+    if type == UInt32.self { return .unsigned(UInt64(sameType(value, as: UInt32.self)), type: UInt32.self) }
+    if type == UInt16.self { return .unsigned(UInt64(sameType(value, as: UInt16.self)), type: UInt16.self) }
+    if type == UInt8.self { return .unsigned(UInt64(sameType(value, as: UInt8.self)), type: UInt8.self) }
+    if type == Decimal.self { return .decimal(sameType(value, as: Decimal.self)) }
+    if type == CGFloat.self { return .double(Double(sameType(value, as: CGFloat.self))) }
+    if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
+        if type == Int128.self { return wideNumber(sameType(value, as: Int128.self)) }
+        if type == UInt128.self { return wideNumber(sameType(value, as: UInt128.self)) }
     }
     return nil
 }

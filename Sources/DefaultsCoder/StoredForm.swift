@@ -141,7 +141,7 @@ enum StoredForm {
 
     /// The nil marker `value` is, or `nil` when it is not one.
     static func nilMarker(_ value: Any) -> NilMarker? {
-        guard let string = value as? String, case .optional(let marker) = read(string) else { return nil }
+        guard let string = cast(value, to: String.self), case .optional(let marker) = read(string) else { return nil }
         return marker
     }
 
@@ -313,28 +313,28 @@ struct StoredDecodingForm: DecodingForm {
 
     @inline(__always)
     func string(_ value: Any) -> String? {
-        guard let string = value as? String else { return nil }
+        guard let string = cast(value, to: String.self) else { return nil }
         if case .string(let text) = StoredForm.read(string) { return text }
         return nil
     }
 
     func strings(_ value: Any) -> [String]? {
-        guard let strings = value as? [String], !strings.contains(where: StoredForm.mayNeedEscaping) else { return nil }
+        guard let strings = cast(value, to: [String].self), !strings.contains(where: StoredForm.mayNeedEscaping) else { return nil }
         return strings
     }
 
     func stringDictionary(_ value: Any) -> [String: String]? {
-        guard let strings = value as? [String: String], !strings.values.contains(where: StoredForm.mayNeedEscaping) else { return nil }
+        guard let strings = cast(value, to: [String: String].self), !strings.values.contains(where: StoredForm.mayNeedEscaping) else { return nil }
         return strings
     }
 
     func decimal(_ value: Any) -> Decimal? {
-        guard let string = value as? String, case .decimal(let decimal) = StoredForm.read(string) else { return nil }
+        guard let string = cast(value, to: String.self), case .decimal(let decimal) = StoredForm.read(string) else { return nil }
         return decimal
     }
 
     func number(_ value: Any) -> NumberValue? {
-        guard let string = value as? String, case .integer(let digits) = StoredForm.read(string) else { return nil }
+        guard let string = cast(value, to: String.self), case .integer(let digits) = StoredForm.read(string) else { return nil }
         return Self.wideInteger(digits)
     }
 

@@ -118,9 +118,9 @@ struct PlainDecodingForm: DecodingForm {
     @inline(__always) func isNull(_ value: Any) -> Bool { nilStrategy.isNull(value) }
     var unwrapsOptionals: Bool { false }
     func unwrap(_ value: Any) -> UnwrappedValue { isNull(value) ? .none : .some(value) }
-    @inline(__always) func string(_ value: Any) -> String? { value as? String }
-    @inline(__always) func strings(_ value: Any) -> [String]? { value as? [String] }
-    @inline(__always) func stringDictionary(_ value: Any) -> [String: String]? { value as? [String: String] }
+    @inline(__always) func string(_ value: Any) -> String? { cast(value, to: String.self) }
+    @inline(__always) func strings(_ value: Any) -> [String]? { cast(value, to: [String].self) }
+    @inline(__always) func stringDictionary(_ value: Any) -> [String: String]? { cast(value, to: [String: String].self) }
 
     func decimal(_ value: Any) -> Decimal? { nil }
     func number(_ value: Any) -> NumberValue? { nil }

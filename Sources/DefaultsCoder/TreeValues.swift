@@ -51,7 +51,10 @@ extension Optional: OptionalInAny {
     var flattened: Any? {
         switch self {
         case .none: return nil
-        case .some(let wrapped): return flattenOptional(wrapped)
+        // Not `flattenOptional(wrapped)` for an `Optional<Any>`: that would put the
+        // wrapped `Any` inside another `Any`, which opening sees as of type `Any`.
+        case .some(let wrapped):
+            return Wrapped.self == Any.self ? flattenOptional(sameType(wrapped, as: Any.self)) : flattenOptional(wrapped)
         }
     }
 }
@@ -59,7 +62,12 @@ extension Optional: OptionalInAny {
 /// `value` with every `Optional` layer removed, or `nil` if one of them was `.none`.
 @inline(__always)
 func flattenOptional(_ value: Any) -> Any? {
-    if let optional = value as? any OptionalInAny {
+    // The common leaves are told apart by a metatype compare each: asking whether a
+    // value conforms to a protocol costs the runtime's conformance look-up, and a cast
+    // to one costs several times that again.
+    let type = type(of: value)
+    if type == String.self || type == Int.self || type == Double.self || type == Bool.self { return value }
+    if type is any OptionalInAny.Type, let optional = value as? any OptionalInAny {
         return optional.flattened
     }
     return value

@@ -44,6 +44,8 @@ struct NumbersTests {
             (SendableAny(NSNumber(value: 1.5)), "Double"),
             (SendableAny(UInt8(3)), "UInt8"),
             (SendableAny(Optional<Any>.some(Int64(2)) as Any), "Int64"),
+            (SendableAny(Optional<Int16>.some(2) as Any), "Int16"),
+            (SendableAny(nestedInAny(UInt32(2) as Any)), "UInt32"),
             (SendableAny(CGFloat(2.5)), "Double"),
             (SendableAny(Decimal(1)), "Decimal"),
         ])
@@ -80,3 +82,7 @@ struct NumbersTests {
         #expect(number.integer(Int8.self, strategy: strategy) == expected)
     }
 }
+
+/// An `Any` inside an `Any`: what a generic value of type `Any` becomes when it is passed
+/// on as `Any`.
+private func nestedInAny<T>(_ value: T) -> Any { value }
