@@ -58,7 +58,7 @@ public struct KeyValueEncoder: Sendable {
     /// - Throws: `EncodingError.invalidValue`, naming the path, when a strategy or the
     ///   value's own `encode(to:)` fails, or when the value nests too deep.
     public func encode<T: Encodable>(_ value: T) throws -> Any? {
-        let form = PlainEncodingForm(nilStrategy: nilEncodingStrategy)
+        let form = PlainEncodingForm.form(nilStrategy: nilEncodingStrategy)
         guard let result = try encode(value, form: form) else {
             return nilEncodingStrategy.placeholderValue
         }
@@ -193,12 +193,12 @@ private final class KeyedStorage {
     @exclusivity(unchecked) var pending: [String: Pending] = [:]
     /// The coding key each dictionary key came from, when a key strategy converts
     /// them: two keys that become one would otherwise lose a value.
-    var sourceKeys: [String: String] = [:]
+    @exclusivity(unchecked) var sourceKeys: [String: String] = [:]
     /// An error found where the protocol gives no way to throw; thrown on flattening.
-    var error: EncodingError?
+    @exclusivity(unchecked) var error: EncodingError?
     /// The size of the last dictionary built here: values of one type tend to come in a
     /// row (`[User]`), so reserving it saves the growth steps.
-    var capacityHint = 0
+    @exclusivity(unchecked) var capacityHint = 0
 
     required init() {}
 
@@ -208,6 +208,18 @@ private final class KeyedStorage {
 
     func record(_ error: @autoclosure () -> EncodingError) {
         if self.error == nil { self.error = error() }
+    }
+
+    /// Empty dictionaries with room for up to 32 entries, to start a container's
+    /// dictionary from. A copy of one is a retain, and the first insertion makes the
+    /// storage in code specialized for `[String: Any]`; `init(minimumCapacity:)` runs
+    /// the standard library's unspecialized version, which looks up the generic metadata
+    /// of its storage class on every call. Never mutated, so safe to share.
+    nonisolated(unsafe) private static let emptyDictionaries: [[String: Any]] = (0...32).map { [String: Any](minimumCapacity: $0) }
+
+    /// An empty dictionary with room for `capacity` entries.
+    static func emptyDictionary(capacity: Int) -> [String: Any] {
+        capacity < emptyDictionaries.count ? emptyDictionaries[capacity] : Dictionary(minimumCapacity: capacity)
     }
 
     func finish(_ encoder: EncoderImpl) throws -> [String: Any] {
@@ -236,9 +248,9 @@ private final class UnkeyedStorage {
     /// Nested containers and super encoders, by their place in `array`.
     @exclusivity(unchecked) var pending: [(position: Int, item: Pending)] = []
     /// How many values were encoded, including any that a nil strategy left out.
-    var count = 0
-    var error: EncodingError?
-    var capacityHint = 0
+    @exclusivity(unchecked) var count = 0
+    @exclusivity(unchecked) var error: EncodingError?
+    @exclusivity(unchecked) var capacityHint = 0
 
     required init() {}
 
@@ -337,13 +349,11 @@ final class EncoderImpl: Encoder, SingleValueEncodingContainer {
             storage = existing
         case .empty:
             storage = keyedPool.popLast() ?? KeyedStorage()
-            // `init(minimumCapacity:)` is specialized here; `reserveCapacity` is not, and
-            // looks up `_NativeDictionary`'s generic metadata on every call. With no size
-            // to go by, a value at the top (a settings struct, typically) gets room for a
-            // dozen keys: growing from nothing rehashes them three or four times. Nested
-            // containers start empty, since deep values are mostly small.
+            // With no size to go by, a value at the top (a settings struct, typically)
+            // gets room for a dozen keys: growing from nothing rehashes them three or four
+            // times. Nested containers start empty, since deep values are mostly small.
             let capacity = storage.capacityHint > 0 ? storage.capacityHint : (node == nil ? 12 : 0)
-            if capacity > 0 { storage.dictionary = Dictionary(minimumCapacity: capacity) }
+            if capacity > 0 { storage.dictionary = KeyedStorage.emptyDictionary(capacity: capacity) }
             slot = .keyed(storage)
             checkContainerDepth(node)
         case .value, .unkeyed:

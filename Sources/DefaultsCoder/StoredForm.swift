@@ -151,7 +151,10 @@ enum StoredForm {
 // MARK: - Encoding
 
 /// Writes values in the stored form.
-struct StoredEncodingForm: EncodingForm {
+final class StoredEncodingForm: EncodingForm, Sendable {
+    /// The one stored form: it holds nothing.
+    static let shared = StoredEncodingForm()
+
     var null: Any? { StoredForm.null }
     var wrapsOptionals: Bool { true }
     var checksKeys: Bool { true }
@@ -419,7 +422,7 @@ extension KeyValueEncoder {
     /// The stored form of `value` with this encoder's strategies (but its nil strategy,
     /// which the stored form replaces).
     func encodeForUserDefaults<T: Encodable>(_ value: T) throws -> StoredValue {
-        guard let tree = try encode(value, form: StoredEncodingForm()) else {
+        guard let tree = try encode(value, form: StoredEncodingForm.shared) else {
             // A non-optional value that encoded nil at the top: kept, not removed.
             return .value(StoredForm.null)
         }

@@ -6,13 +6,16 @@
 //  The plain forms here are the `Any` tree as the strategies describe it; the stored
 //  forms (in `StoredForm.swift`) are what `UserDefaults` keeps. The coders hold a form as
 //  an existential rather than a type parameter: generic coders paid for the runtime's
-//  metadata look-ups of every generic container type on every value.
+//  metadata look-ups of every generic container type on every value. Encoding forms are
+//  classes, shared where they hold nothing that varies: a call through an existential of
+//  a struct copied the struct out of the encoder first, at every string written. Decoding
+//  forms stay structs, which measured cheaper for the decoder.
 //
 
 import Foundation
 
 /// How the encoder writes the values whose tree form is a choice.
-protocol EncodingForm {
+protocol EncodingForm: AnyObject {
     /// The value written for `nil` inside a container, or `nil` to leave it out.
     var null: Any? { get }
     /// Whether `Optional` values are written by `wrapSome(_:)`/`none` rather than by
@@ -81,8 +84,18 @@ protocol DecodingForm {
 // MARK: - The plain tree
 
 /// The `Any` tree as the encoder's and decoder's strategies describe it.
-struct PlainEncodingForm: EncodingForm {
+// Immutable; its placeholder is `Sendable`, as the nil strategy requires.
+final class PlainEncodingForm: EncodingForm, @unchecked Sendable {
     let null: Any?
+
+    /// The form of the `.default` nil strategy, which most encoders use.
+    private static let standard = PlainEncodingForm(nilStrategy: .default)
+
+    /// The form for `nilStrategy`.
+    static func form(nilStrategy: KeyValueEncoder.NilEncodingStrategy) -> PlainEncodingForm {
+        if case .default = nilStrategy { return standard }
+        return PlainEncodingForm(nilStrategy: nilStrategy)
+    }
 
     init(nilStrategy: KeyValueEncoder.NilEncodingStrategy) {
         if case .default = nilStrategy {
