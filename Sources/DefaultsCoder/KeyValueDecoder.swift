@@ -561,11 +561,19 @@ extension Dictionary: StringKeyedDictionaryDecodable where Key == String, Value:
 
 // MARK: - Containers
 
-private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+/// A class: `KeyedDecodingContainer`'s box copies a struct container out of itself at
+/// every `decode` call, a retain and a release of each of its references.
+private final class KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let decoder: DecoderImpl
     let dictionary: [String: Any]
     /// The path of the value this container reads.
     let node: CodingPathNode?
+
+    init(decoder: DecoderImpl, dictionary: [String: Any], node: CodingPathNode?) {
+        self.decoder = decoder
+        self.dictionary = dictionary
+        self.node = node
+    }
 
     var codingPath: [any CodingKey] { CodingPathNode.codingPath(of: node) }
 
