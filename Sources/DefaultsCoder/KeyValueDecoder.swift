@@ -269,9 +269,11 @@ final class DecoderImpl: Decoder, SingleValueDecodingContainer {
             if T.self == PrimitiveArrays.strings, let strings = form.strings(value) { return sameType(strings, as: T.self) }
             if T.self == PrimitiveArrays.ints || T.self == PrimitiveArrays.doubles || T.self == PrimitiveArrays.bools
                 || T.self == PrimitiveDictionaries.ints || T.self == PrimitiveDictionaries.doubles || T.self == PrimitiveDictionaries.bools,
-                let whole = exactCast(value, to: T.self)
+                Swift.type(of: value) == T.self
             {
-                return whole
+                // `as!`, not `exactCast`: a `T?` in this unspecialized function would look
+                // up `Optional<T>`'s metadata at every call, whatever `T` is.
+                return value as! T
             }
             if T.self == PrimitiveDictionaries.strings, let strings = form.stringDictionary(value) { return sameType(strings, as: T.self) }
         }
