@@ -61,18 +61,20 @@ struct IndexCodingKey: CodingKey, Sendable {
     var stringValue: String { "Index \(index)" }
 }
 
-/// One step down a coding path. An index is kept as an `Int` so that stepping into an
-/// array element boxes no key.
-enum PathStep {
-    case key(any CodingKey)
-    case index(Int)
+/// One step down a coding path: a key, or an array index as an `IndexCodingKey`, which
+/// fits in the existential's inline buffer and so is never boxed. A struct of one
+/// existential rather than an enum of a key or an `Int`: an optional of such an enum is
+/// tested and copied through runtime calls, an optional existential inline.
+struct PathStep {
+    let codingKey: any CodingKey
 
-    var codingKey: any CodingKey {
-        switch self {
-        case .key(let key): return key
-        case .index(let index): return IndexCodingKey(index)
-        }
-    }
+    /// The step to the value under `key`.
+    @inline(__always)
+    static func key(_ key: any CodingKey) -> PathStep { PathStep(codingKey: key) }
+
+    /// The step to the element at `index`.
+    @inline(__always)
+    static func index(_ index: Int) -> PathStep { PathStep(codingKey: IndexCodingKey(index)) }
 }
 
 /// The path of a container: its parent's node and the step from there. Immutable, so a
