@@ -24,6 +24,8 @@ let settingsTree = try encoder.encode(settings)!
 let handUsersTree = HandWritten.encode(users)
 let handSettingsTree = HandWritten.encode(settings)
 let wideTree = try encoder.encode(wideDoubles)!
+// The same values as a `[String: Any]`, as Foundation and hand-written code hand them over.
+let anyWideTree = HandWritten.encode(wideDoubles)
 let deepTree = try encoder.encode(deep64)!
 var sink = 0
 /// Keeps a whole result alive, so that the optimizer cannot drop the parts of a
@@ -50,8 +52,11 @@ for _ in 0..<rounds {
         for _ in 0..<50 { sink &+= (try encoder.encode(settings) as? [String: Any])?.count ?? 0 }
     case "settings-decode":
         for _ in 0..<50 { sink &+= keep(try decoder.decode(Settings.self, from: settingsTree)) }
-    case "wide-encode": sink &+= (try encoder.encode(wideDoubles) as? [String: Any])?.count ?? 0
+    case "wide-encode": sink &+= keep(try encoder.encode(wideDoubles))
+    case "wide-encode-hand": sink &+= keep(HandWritten.encode(opaque(wideDoubles)))
     case "wide-decode": sink &+= try decoder.decode([String: Double].self, from: wideTree).count
+    case "wide-decode-any": sink &+= try decoder.decode([String: Double].self, from: anyWideTree).count
+    case "wide-decode-any-hand": sink &+= try HandWritten.decodeDoubles(opaque(anyWideTree)).count
     case "deep-encode":
         for _ in 0..<20 { sink &+= (try encoder.encode(deep64) as? [String: Any])?.count ?? 0 }
     case "deep-decode":

@@ -267,15 +267,16 @@ final class DecoderImpl: Decoder, SingleValueDecodingContainer {
         // become a number).
         if (parent?.depth ?? 0) + 1 < NestingGuard.maximumContainers {
             if T.self == PrimitiveArrays.strings, let strings = form.strings(value) { return sameType(strings, as: T.self) }
-            if T.self == PrimitiveArrays.ints || T.self == PrimitiveArrays.doubles || T.self == PrimitiveArrays.bools
-                || T.self == PrimitiveDictionaries.ints || T.self == PrimitiveDictionaries.doubles || T.self == PrimitiveDictionaries.bools,
-                Swift.type(of: value) == T.self
-            {
+            if T.self == PrimitiveArrays.ints || T.self == PrimitiveArrays.doubles || T.self == PrimitiveArrays.bools, Swift.type(of: value) == T.self {
                 // `as!`, not `exactCast`: a `T?` in this unspecialized function would look
                 // up `Optional<T>`'s metadata at every call, whatever `T` is.
                 return value as! T
             }
-            if T.self == PrimitiveDictionaries.strings, let strings = form.stringDictionary(value) { return sameType(strings, as: T.self) }
+            if T.self == PrimitiveDictionaries.ints || T.self == PrimitiveDictionaries.doubles || T.self == PrimitiveDictionaries.bools
+                || T.self == PrimitiveDictionaries.strings
+            {
+                return try unboxPrimitiveDictionary(value, as: type, parent: parent, step: step())
+            }
         }
         if T.self == Date.self { return sameType(try unboxDate(value, parent: parent, step: step()), as: T.self) }
         if T.self == URL.self, let url = try unboxURL(value, parent: parent, step: step()) { return sameType(url, as: T.self) }
@@ -290,6 +291,23 @@ final class DecoderImpl: Decoder, SingleValueDecodingContainer {
         return try decodeWithSelf(value, as: type, parent: parent, step: step())
     }
 
+    /// A `[String: String]`, `[String: Int]`, `[String: Double]` or `[String: Bool]`:
+    /// passed through whole when it is of that very type, and otherwise (a
+    /// `[String: Any]`, as Foundation hands one back) read entry by entry into one
+    /// dictionary, rather than through `Dictionary.init(from:)`, which makes a coding
+    /// key for every entry and looks each one up again.
+    @inline(never)
+    private func unboxPrimitiveDictionary<T: Decodable>(_ value: Any, as type: T.Type, parent: CodingPathNode?, step: PathStep?) throws -> T {
+        if T.self == PrimitiveDictionaries.strings {
+            if let strings = form.stringDictionary(value) { return sameType(strings, as: T.self) }
+            return sameType(try unboxDictionary(value, as: String.self, parent: parent, step: step), as: T.self)
+        }
+        if Swift.type(of: value) == T.self { return value as! T }
+        if T.self == PrimitiveDictionaries.doubles { return sameType(try unboxDictionary(value, as: Double.self, parent: parent, step: step), as: T.self) }
+        if T.self == PrimitiveDictionaries.ints { return sameType(try unboxDictionary(value, as: Int.self, parent: parent, step: step), as: T.self) }
+        return sameType(try unboxDictionary(value, as: Bool.self, parent: parent, step: step), as: T.self)
+    }
+
     /// A `[String: V]`, whose keys are data: the key strategy leaves them as they are,
     /// as in Foundation's coders.
     func unboxDictionary<Value: Decodable>(_ value: Any, as _: Value.Type, parent: CodingPathNode?, step: PathStep?) throws -> [String: Value] {
@@ -300,11 +318,8 @@ final class DecoderImpl: Decoder, SingleValueDecodingContainer {
         defer { nesting.leave() }
         let node = CodingPathNode.appending(step, to: parent)
         try checkContainerDepth(node)
-        guard let dictionary = value as? [String: Any] else {
-            throw mismatch([String: Any].self, value, parent, step)
-        }
-        var result: [String: Value] = [:]
-        result.reserveCapacity(dictionary.count)
+        let dictionary = try entries(value, parent: parent, step: step)
+        var result = [String: Value](minimumCapacity: dictionary.count)
         for (key, element) in dictionary {
             result[key] = try unbox(element, as: Value.self, parent: node, step: .key(KeyValueCodingKey(stringValue: key)))
         }
@@ -475,24 +490,33 @@ final class DecoderImpl: Decoder, SingleValueDecodingContainer {
     /// converted by the key strategy.
     func unboxDictionary(_ value: Any, parent: CodingPathNode?, step: PathStep?, node: CodingPathNode?) throws -> [String: Any] {
         if case .useDefaultKeys = options.keyDecodingStrategy {
+            // The common case, inline: `[String: Any]` handed back as it is.
             if let dictionary = exactCast(value, to: [String: Any].self) { return dictionary }
-            // What Foundation's `object(forKey:)` hands back on Linux. Copied into a
-            // `[String: Any]` by hand: each look-up in it would compare `AnyHashable`s,
-            // which looks up generic metadata at every comparison, and a bridging cast
-            // (`as? [String: Any]`) costs more still. A key that is not a string can
-            // match no coding key, so it is left out.
-            if let unwrapped = flattenOptional(value), let foundation = exactCast(unwrapped, to: [AnyHashable: Any?].self) {
-                var entries = [String: Any](minimumCapacity: foundation.count)
-                for (key, entry) in foundation {
-                    if let name = key.base as? String { entries[name] = entry ?? (Optional<Any>.none as Any) }
-                }
-                return entries
+            return try entries(value, parent: parent, step: step)
+        }
+        return try convertKeys(of: entries(value, parent: parent, step: step), node: node)
+    }
+
+    /// The entries of the dictionary `value`, with their keys as they are.
+    private func entries(_ value: Any, parent: CodingPathNode?, step: PathStep?) throws -> [String: Any] {
+        if let dictionary = exactCast(value, to: [String: Any].self) { return dictionary }
+        // What Foundation's `object(forKey:)` hands back on Linux. Copied into a
+        // `[String: Any]` by hand: each look-up in it would compare `AnyHashable`s,
+        // which looks up generic metadata at every comparison, and a bridging cast
+        // (`as? [String: Any]`) costs more still. A key that is not a string is
+        // thrown, as a bridging cast would find it.
+        if let unwrapped = flattenOptional(value), let foundation = exactCast(unwrapped, to: [AnyHashable: Any?].self) {
+            var entries = [String: Any](minimumCapacity: foundation.count)
+            for (key, entry) in foundation {
+                guard let name = key.base as? String else { throw mismatch([String: Any].self, value, parent, step) }
+                entries[name] = entry ?? (Optional<Any>.none as Any)
             }
+            return entries
         }
         guard let dictionary = cast(value, to: [String: Any].self) else {
             throw mismatch([String: Any].self, value, parent, step)
         }
-        return try convertKeys(of: dictionary, node: node)
+        return dictionary
     }
 
     /// `dictionary` with its keys converted by the key strategy.

@@ -111,6 +111,17 @@ struct BadInputTests {
         bad(
             Team.self, any(["name": "A", "members": [], "scores": ["q": [1, "2"]]]), .typeMismatch, "SELF.scores.q[1]", "Expected BinaryInteger at SELF.scores.q[1], found String"),
         bad([String: [String: Int]].self, any(["a": ["b": ["c"]]]), .typeMismatch, "SELF.a.b", "Expected BinaryInteger at SELF.a.b, found Array"),
+        // Dictionaries of primitives read entry by entry from a [String: Any] or
+        // Foundation's [AnyHashable: Any?] name the entry that fails.
+        bad([String: Double].self, any(["a": 1.5, "b": "x"] as [String: Any]), .typeMismatch, "SELF.b", "Expected Double at SELF.b, found String"),
+        bad([String: Int].self, any(["a": 1, "b": 2.5] as [String: Any]), .typeMismatch, "SELF.b", "Double at SELF.b, cannot be exactly represented by Int"),
+        bad([String: Bool].self, any(["a": true, "b": 1] as [String: Any]), .typeMismatch, "SELF.b", "Expected Bool at SELF.b, found Int"),
+        bad([String: String].self, any(["a": "x", "b": 2] as [String: Any]), .typeMismatch, "SELF.b", "Expected String at SELF.b, found Int"),
+        bad([String: Double].self, any(["a": Optional<Any>.none] as [AnyHashable: Any?]), .valueNotFound, "SELF.a", "Expected Double at SELF.a, found nil"),
+        bad([String: Double].self, any([1.5]), .typeMismatch, "SELF", "Expected Dictionary at SELF, found Array"),
+        bad([String: Double].self, any(["a": 1.5, 7: 2.5] as [AnyHashable: Any?]), .typeMismatch, "SELF", "Expected Dictionary at SELF, found Dictionary with Int keys"),
+        bad(User.self, any(["id": 1, "name": "x", 7: 2.5] as [AnyHashable: Any?]), .typeMismatch, "SELF", "Expected Dictionary at SELF, found Dictionary with Int keys"),
+        bad([String: [String: Bool]].self, any(["a": ["b": NSNumber(value: 2)]] as [String: Any]), .typeMismatch, "SELF.a.b", "Expected Bool at SELF.a.b, found Int"),
         bad(URL.self, any(5), .typeMismatch, "SELF", "Expected URL at SELF, found Int"),
         bad(Date.self, any("2001"), .typeMismatch, "SELF", "Expected Date at SELF, found String"),
         bad(Data.self, any(5), .typeMismatch, "SELF", "Expected Data at SELF, found Int"),

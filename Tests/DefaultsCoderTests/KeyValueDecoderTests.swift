@@ -394,6 +394,42 @@ struct KeyValueDecoderTests {
         #expect(try KeyValueDecoder().decode([Int].self, from: [Optional<Any>.some(1) as Any, Optional<Any>.some(2.0) as Any]) == [1, 2])
     }
 
+    /// One tree that is not of the dictionary's own type, and what it decodes to.
+    struct PrimitiveDictionaryRow: @unchecked Sendable, CustomTestStringConvertible {
+        let tree: Any
+        let decode: (KeyValueDecoder, Any) throws -> AnyHashable
+        let expected: AnyHashable
+        let testDescription: String
+
+        init<V: Decodable & Hashable>(_ tree: Any, _ expected: [String: V], _ description: String) {
+            self.tree = tree
+            self.decode = { try $0.decode([String: V].self, from: $1) }
+            self.expected = expected
+            self.testDescription = description
+        }
+    }
+
+    static let primitiveDictionaryRows: [PrimitiveDictionaryRow] = [
+        .init(["a": 1.5, "b": -2.0] as [String: Any], ["a": 1.5, "b": -2.0] as [String: Double], "[String: Any] of Doubles"),
+        .init(["a": 1, "b": Float(0.5)] as [String: Any], ["a": 1.0, "b": 0.5] as [String: Double], "[String: Double] from an Int and a Float"),
+        .init(["a": NSNumber(value: 0.25)] as [String: Any], ["a": 0.25] as [String: Double], "[String: Double] from an NSNumber"),
+        .init(["a": 3, "b": 4.0, "c": Int64(5)] as [String: Any], ["a": 3, "b": 4, "c": 5] as [String: Int], "[String: Int] from whole numbers of every type"),
+        .init(["a": true, "b": NSNumber(value: false)] as [String: Any], ["a": true, "b": false] as [String: Bool], "[String: Bool] from Bool and NSNumber"),
+        .init(["a": "x", "b": NSString(string: "y")] as [String: Any], ["a": "x", "b": "y"] as [String: String], "[String: String] from String and NSString"),
+        .init(["a": Optional<Any>.some(1.5), "b": Optional<Any>.some(2)] as [AnyHashable: Any?], ["a": 1.5, "b": 2.0] as [String: Double], "Foundation's [AnyHashable: Any?]"),
+        .init(NSDictionary(dictionary: ["snake_case": 1]), ["snake_case": 1] as [String: Int], "NSDictionary"),
+        .init([String: Any](), [:] as [String: Double], "empty"),
+    ]
+
+    @Test("dictionaries of primitives decode from trees of other types, entry by entry", arguments: primitiveDictionaryRows)
+    func primitiveDictionaries(_ row: PrimitiveDictionaryRow) throws {
+        #expect(try row.decode(KeyValueDecoder(), row.tree) == row.expected)
+        // Their keys are data: a key strategy leaves them alone.
+        var snake = KeyValueDecoder()
+        snake.keyDecodingStrategy = .convertFromSnakeCase
+        #expect(try row.decode(snake, row.tree) == row.expected)
+    }
+
     @Test("Bool and number NSNumbers from Foundation decode to matching Swift types")
     func foundationValues() throws {
         let plist: [String: Any] = ["flag": NSNumber(value: true), "count": NSNumber(value: 3), "ratio": NSNumber(value: 0.5), "name": NSString(string: "n")]

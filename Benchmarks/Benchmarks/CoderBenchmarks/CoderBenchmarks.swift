@@ -105,6 +105,22 @@ let benchmarks: @Sendable () -> Void = {
     ratio(
         "Users ratio decode: KeyValueCoder ÷ HandWritten", { blackHole(try KeyValueDecoder().decode([User].self, from: usersTree.value)) },
         { blackHole(try HandWritten.decodeUsers(handUsersTree.value)) })
+    // A [String: Double] that arrives as a [String: Any], as Foundation and hand-written
+    // code hand one over (the coder's own tree is a [String: Double], passed through).
+    let anyDoubles = Tree(value: HandWritten.encode(wideDoubles))
+    let wideConfiguration = Benchmark.Configuration(metrics: standard, maxDuration: .seconds(2), maxIterations: 5_000)
+    Benchmark("Wide [String: Double] from [String: Any] decode: KeyValueCoder", configuration: wideConfiguration) { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(try KeyValueDecoder().decode([String: Double].self, from: anyDoubles.value)) }
+    }
+    Benchmark("Wide [String: Double] from [String: Any] decode: HandWritten", configuration: wideConfiguration) { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(try HandWritten.decodeDoubles(anyDoubles.value)) }
+    }
+    ratio(
+        "Wide [String: Double] ratio encode: KeyValueCoder ÷ HandWritten", { blackHole(try KeyValueEncoder().encode(wideDoubles)) },
+        { blackHole(HandWritten.encode(wideDoubles)) })
+    ratio(
+        "Wide [String: Double] from [String: Any] ratio decode: KeyValueCoder ÷ HandWritten",
+        { blackHole(try KeyValueDecoder().decode([String: Double].self, from: anyDoubles.value)) }, { blackHole(try HandWritten.decodeDoubles(anyDoubles.value)) })
     ratio("Settings ratio encode: KeyValueCoder ÷ HandWritten", { blackHole(try KeyValueEncoder().encode(settings)) }, { blackHole(HandWritten.encode(settings)) })
     ratio(
         "Settings ratio decode: KeyValueCoder ÷ HandWritten", { blackHole(try KeyValueDecoder().decode(Settings.self, from: settingsTree.value)) },
