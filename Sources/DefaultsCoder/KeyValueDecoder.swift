@@ -327,15 +327,25 @@ final class DecoderImpl: Decoder, SingleValueDecodingContainer {
     }
 
     /// Runs `type.init(from:)` with this decoder one level down.
-    private func decodeWithSelf<T: Decodable>(_ value: Any, as type: T.Type, parent: CodingPathNode?, step: PathStep?) throws -> T {
+    private func decodeWithSelf<T: Decodable>(_ value: Any, as type: T.Type, parent: CodingPathNode?, step: consuming PathStep?) throws -> T {
         if let reason = nesting.enter() {
             nesting.leave()
             throw DecodingError.tooDeep(reason, at: path(parent, step))
         }
-        let saved = (self.parent, self.step, self.value)
-        (self.parent, self.step, self.value) = (parent, step, value)
+        // Swapped in and out, not copied, as in the encoder: each copy of a step's
+        // existential key is a call through its type's value witnesses. Each `other…`
+        // holds what the decoder does not: this value's state until the first swap,
+        // then the outer value's.
+        var otherParent = parent
+        var otherStep = step
+        var otherValue = value
+        swap(&self.parent, &otherParent)
+        swap(&self.step, &otherStep)
+        swap(&self.value, &otherValue)
         defer {
-            (self.parent, self.step, self.value) = saved
+            swap(&self.parent, &otherParent)
+            swap(&self.step, &otherStep)
+            swap(&self.value, &otherValue)
             nesting.leave()
         }
         return try type.init(from: self)

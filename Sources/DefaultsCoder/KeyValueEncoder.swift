@@ -194,8 +194,10 @@ private final class KeyedStorage {
     /// The coding key each dictionary key came from, when a key strategy converts
     /// them: two keys that become one would otherwise lose a value.
     @exclusivity(unchecked) var sourceKeys: [String: String] = [:]
-    /// An error found where the protocol gives no way to throw; thrown on flattening.
-    @exclusivity(unchecked) var error: EncodingError?
+    /// An error found where the protocol gives no way to throw (an `EncodingError`);
+    /// thrown on flattening. Held as `any Error`, a single reference: testing an
+    /// `EncodingError?` at every flattening copied it through value witnesses.
+    @exclusivity(unchecked) var error: (any Error)?
     /// The size of the last dictionary built here: values of one type tend to come in a
     /// row (`[User]`), so reserving it saves the growth steps.
     @exclusivity(unchecked) var capacityHint = 0
@@ -223,7 +225,7 @@ private final class KeyedStorage {
     }
 
     func finish(_ encoder: EncoderImpl) throws -> [String: Any] {
-        if let error {
+        if let error = self.error {
             self.error = nil
             throw error
         }
@@ -249,7 +251,8 @@ private final class UnkeyedStorage {
     @exclusivity(unchecked) var pending: [(position: Int, item: Pending)] = []
     /// How many values were encoded, including any that a nil strategy left out.
     @exclusivity(unchecked) var count = 0
-    @exclusivity(unchecked) var error: EncodingError?
+    /// As in `KeyedStorage`: an `EncodingError`, held as a single reference.
+    @exclusivity(unchecked) var error: (any Error)?
     @exclusivity(unchecked) var capacityHint = 0
 
     required init() {}
@@ -264,7 +267,7 @@ private final class UnkeyedStorage {
     }
 
     func finish(_ encoder: EncoderImpl) throws -> [Any] {
-        if let error {
+        if let error = self.error {
             self.error = nil
             throw error
         }
@@ -508,19 +511,32 @@ final class EncoderImpl: Encoder, SingleValueEncodingContainer {
     }
 
     /// Runs `value.encode(to:)` with this encoder one level down, and flattens what it wrote.
-    private func boxEncodable<T: Encodable>(_ value: T, parent: CodingPathNode?, step: PathStep?) throws -> Any? {
+    private func boxEncodable<T: Encodable>(_ value: T, parent: CodingPathNode?, step: consuming PathStep?) throws -> Any? {
         if let reason = nesting.enter() {
             nesting.leave()
             throw EncodingError.tooDeep(value, reason, at: path(parent, step))
         }
-        let saved = (self.parent, self.step, slot, misuse)
-        (self.parent, self.step, slot, misuse) = (parent, step, .empty, nil)
+        // The state is swapped in and out, not copied: a step holds an existential
+        // key, and each copy of one (and each test of its optional) is a call through
+        // the key type's value witnesses. Each `other…` holds the state the encoder
+        // does not: this value's until the first swap, then the outer value's.
+        var otherParent = parent
+        var otherStep = step
+        var otherSlot = Slot.empty
+        var otherMisuse: String?
+        swap(&self.parent, &otherParent)
+        swap(&self.step, &otherStep)
+        swap(&self.slot, &otherSlot)
+        swap(&self.misuse, &otherMisuse)
         defer {
-            (self.parent, self.step, slot, misuse) = saved
+            swap(&self.parent, &otherParent)
+            swap(&self.step, &otherStep)
+            swap(&self.slot, &otherSlot)
+            swap(&self.misuse, &otherMisuse)
             nesting.leave()
         }
         try value.encode(to: self)
-        if let misuse {
+        if let misuse = self.misuse {
             throw EncodingError.invalid(value, misuse, at: codingPath)
         }
         return try finishSlot()
@@ -528,8 +544,8 @@ final class EncoderImpl: Encoder, SingleValueEncodingContainer {
 
     /// Flattens what the current value wrote, and clears it.
     private func finishSlot() throws -> Any? {
-        let written = slot
-        slot = .empty
+        var written = Slot.empty
+        swap(&slot, &written)
         switch consume written {
         case .empty:
             // As JSONEncoder does: a value that writes nothing is an empty dictionary.
