@@ -67,17 +67,28 @@ func register<T: Codable & Sendable>(_ workload: String, _ value: T, hand: Compe
 /// The custom metric of the ratio benchmarks: A ÷ B in thousandths.
 let ratioMetric = BenchmarkMetric.custom("Ratio (thousandths)", polarity: .prefersSmaller, useScalingFactor: false)
 
-/// A benchmark that times `a` and then `b` in every iteration and records `a ÷ b`: on a
+/// A benchmark that times `a` and `b` in every iteration and records `a ÷ b`: on a
 /// shared machine whose speed drifts between benchmarks, only a ratio taken within one
-/// iteration compares like with like. The median of these is what `ratios.py` reports.
+/// iteration compares like with like. Which runs first alternates, so that neither
+/// always finds the caches as the other left them. The median of these is what
+/// `ratios.py` reports.
 func ratio(_ name: String, _ a: @escaping () throws -> Void, _ b: @escaping () throws -> Void) {
     let configuration = Benchmark.Configuration(metrics: [ratioMetric], maxDuration: .seconds(2), maxIterations: 1_000)
     Benchmark(name, configuration: configuration) { benchmark in
         let clock = ContinuousClock()
+        var aFirst = true
         for _ in benchmark.scaledIterations {
-            let first = try clock.measure { try a() }
-            let second = try clock.measure { try b() }
-            benchmark.measurement(ratioMetric, Int((first / second * 1_000).rounded()))
+            let timeA: Duration
+            let timeB: Duration
+            if aFirst {
+                timeA = try clock.measure { try a() }
+                timeB = try clock.measure { try b() }
+            } else {
+                timeB = try clock.measure { try b() }
+                timeA = try clock.measure { try a() }
+            }
+            aFirst.toggle()
+            benchmark.measurement(ratioMetric, Int((timeA / timeB * 1_000).rounded()))
         }
     }
 }
