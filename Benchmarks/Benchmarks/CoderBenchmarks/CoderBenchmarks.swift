@@ -162,6 +162,10 @@ let benchmarks: @Sendable () -> Void = {
     let configuration = Benchmark.Configuration(metrics: standard, maxDuration: .seconds(2), maxIterations: 2_000)
     let suite = "defaults-coder-benchmarks"
     let defaults = UserDefaults(suiteName: suite)!
+    // The same suite in every run, as issue 13 measured it: whatever an earlier run or
+    // experiment left in it would make every synchronize() read a different file.
+    defaults.removePersistentDomain(forName: suite)
+    for index in 0..<20 { defaults.set("filler \(index)", forKey: "filler.\(index)") }
     try! defaults.encode(settings, forKey: "native")
     defaults.set(try! PropertyListEncoder().encode(settings), forKey: "blob")
     defaults.synchronize()
