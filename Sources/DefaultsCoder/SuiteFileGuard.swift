@@ -53,12 +53,12 @@ extension UserDefaults {
     /// - Throws: The file system's error when the file cannot be moved.
     @discardableResult
     public func moveUnreadableFileAside() throws -> URL? {
-        guard let problem = unreadableFile() else { return nil }
+        guard let file = suiteFile, let problem = file.withWriteLock({ file.problem() }) else { return nil }
         let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "-")
         let name = problem.url.deletingPathExtension().lastPathComponent + ".unreadable-\(stamp).plist"
         let destination = problem.url.deletingLastPathComponent().appendingPathComponent(name)
         try FileManager.default.moveItem(at: problem.url, to: destination)
-        SuiteFileCheck.forget(problem.url)
+        file.forget()
         return destination
     }
 
@@ -71,28 +71,31 @@ extension UserDefaults {
     /// The problem with the suite's file, or `nil` when it parses, is absent, or cannot
     /// be located.
     func unreadableFile() -> UnreadableDefaultsFile? {
-        guard let url = suiteFileURL else { return nil }
+        guard let file = suiteFile else { return nil }
         // Under the write lock, so as not to read a file a package write is rewriting.
-        return SuiteFileCheck.withWriteLock(for: url) { SuiteFileCheck.problem(at: url) }
+        return file.withWriteLock { file.problem() }
     }
 
     /// Where Foundation keeps this suite, on platforms where it writes the file itself.
-    /// Looked up once per `UserDefaults` object: reading the suite name through `Mirror`
-    /// costs more than the rest of the guard.
-    var suiteFileURL: URL? {
+    var suiteFileURL: URL? { suiteFile?.url }
+
+    /// This suite's file, on platforms where Foundation writes it itself. Looked up once
+    /// per `UserDefaults` object: reading the suite name through `Mirror` costs more than
+    /// the rest of the guard.
+    var suiteFile: SuiteFile? {
         #if canImport(Darwin)
         return nil
         #else
         let id = ObjectIdentifier(self)
-        if let known = SuiteFileCheck.locations.withLock({ $0[id] }), known.defaults.object === self {
-            return known.url
+        if let known = SuiteFile.locations.withLock({ $0[id] }), known.defaults.object === self {
+            return known.file
         }
-        let url = lookUpSuiteFileURL()
-        SuiteFileCheck.locations.withLock { locations in
+        let file = lookUpSuiteFileURL().map(SuiteFile.at)
+        SuiteFile.locations.withLock { locations in
             if locations.count >= 64 { locations = locations.filter { $0.value.defaults.object != nil } }
-            locations[id] = (WeakReference(self), url)
+            locations[id] = (WeakReference(self), file)
         }
-        return url
+        return file
         #endif
     }
 
@@ -117,14 +120,16 @@ extension UserDefaults {
         }
         // A suite named by an absolute path lives at that path (measured on Linux).
         if name.hasPrefix("/") { return URL(fileURLWithPath: name + ".plist") }
-        return SuiteFileCheck.configDirectory.appendingPathComponent("\(name).plist")
+        return SuiteFile.configDirectory.appendingPathComponent("\(name).plist")
     }
 }
 
-/// Remembers what each file check found, by the file's size and modification date, so
+/// A suite's file as the guard knows it: one object per path, shared by every
+/// `UserDefaults` object of the suite. It holds the lock package writes of the file take
+/// turns on, and what the last check found, by the file's size and modification date, so
 /// that a write costs a `stat` rather than a parse unless the file changed. (Failures are
 /// remembered too: Foundation on Linux leaks a little on every failed parse.)
-enum SuiteFileCheck {
+final class SuiteFile: Sendable {
     /// `$XDG_CONFIG_HOME`, or `~/.config`: where Foundation on Linux keeps suites. Read
     /// once, as Foundation does; `ProcessInfo.environment` builds a dictionary per call,
     /// which was 9% of a write.
@@ -136,9 +141,34 @@ enum SuiteFileCheck {
 
     /// Each `UserDefaults` object's file, by object: a weak reference tells a live object
     /// from a new one at a reused address.
-    static let locations = Locked<[ObjectIdentifier: (defaults: WeakReference, url: URL?)]>([:])
+    static let locations = Locked<[ObjectIdentifier: (defaults: WeakReference, file: SuiteFile?)]>([:])
 
-    private static let checked = Locked<[String: (stamp: FileStamp, problem: UnreadableDefaultsFile?)]>([:])
+    private static let files = Locked<[String: SuiteFile]>([:])
+
+    /// The file at `url`: the same object for the same path, so that writes through any
+    /// `UserDefaults` object of a suite take turns.
+    static func at(_ url: URL) -> SuiteFile {
+        let path = url.path
+        return files.withLock { files in
+            if let file = files[path] { return file }
+            let file = SuiteFile(url: url, path: path)
+            files[path] = file
+            return file
+        }
+    }
+
+    let url: URL
+    /// `url.path`, kept: `URL.path` decodes the URL each time it is asked.
+    let path: String
+    /// Recursive: a failure handler or an observer that Foundation calls back during a
+    /// write may write again on the same thread.
+    private let lock = NSRecursiveLock()
+    private let checked = Locked<(stamp: FileStamp, problem: UnreadableDefaultsFile?)?>(nil)
+
+    private init(url: URL, path: String) {
+        self.url = url
+        self.path = path
+    }
 
     private struct FileStamp: Equatable {
         var size: Int64
@@ -146,9 +176,16 @@ enum SuiteFileCheck {
         var nanoseconds: Int
     }
 
+    /// Runs `body` while no other thread's package write to this file runs.
+    func withWriteLock<R>(_ body: () throws -> R) rethrows -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+
     /// The file's size and date, following a symbolic link; `nil` when there is nothing
     /// there (also a link to nothing), so nothing to lose.
-    private static func stamp(ofPath path: String) -> FileStamp? {
+    private func stamp() -> FileStamp? {
         // One stat(2), which follows a symbolic link: a write costs this when the file
         // is unchanged, and a link to nothing fails it like a missing file.
         var info = stat()
@@ -160,20 +197,19 @@ enum SuiteFileCheck {
         #endif
     }
 
-    static func problem(at url: URL) -> UnreadableDefaultsFile? {
-        // `URL.path` decodes the URL each time it is asked: once per check.
-        let path = url.path
-        guard let stamp = stamp(ofPath: path) else { return nil }
-        if let known = checked.withLock({ $0[path] }), known.stamp == stamp { return known.problem }
-        guard case .failure(let problem)? = read(url, path: path) else { return nil }
+    /// Why the file cannot be read, or `nil` when it parses or is absent.
+    func problem() -> UnreadableDefaultsFile? {
+        guard let stamp = stamp() else { return nil }
+        if let known = checked.withLock({ $0 }), known.stamp == stamp { return known.problem }
+        guard case .failure(let problem)? = read() else { return nil }
         return problem
     }
 
-    /// The suite's values as its file holds them, checked as `problem(at:)` checks them
+    /// The suite's values as the file holds them, checked as `problem()` checks them
     /// and read in the same pass: `[:]` when there is no file.
     /// - Throws: `UnreadableDefaultsFile` when the file does not parse.
-    static func contents(at url: URL) throws -> [String: Any] {
-        try read(url, path: url.path)?.get() ?? [:]
+    func contents() throws -> [String: Any] {
+        try read()?.get() ?? [:]
     }
 
     /// Reads and parses the file, and remembers what it found; `nil` when there is no file.
@@ -185,27 +221,27 @@ enum SuiteFileCheck {
     /// only once it has stayed as it is (same size and date) through a pause of 32 ms;
     /// while it keeps changing it is read again, for up to two seconds. A damaged file
     /// stays damaged, and the answer is then remembered until the file changes.
-    private static func read(_ url: URL, path: String) -> Result<[String: Any], UnreadableDefaultsFile>? {
+    private func read() -> Result<[String: Any], UnreadableDefaultsFile>? {
         let deadline = Date().addingTimeInterval(2)
         var pause: UInt32 = 1_000
         while true {
-            guard let found = stamp(ofPath: path) else { return nil }
-            let result = parse(url)
+            guard let found = stamp() else { return nil }
+            let result = parse()
             guard case .failure(let problem) = result else {
-                checked.withLock { $0[path] = (found, nil) }
+                checked.withLock { $0 = (found, nil) }
                 return result
             }
             usleep(pause)
-            let settled = pause >= 32_000 && stamp(ofPath: path) == found
+            let settled = pause >= 32_000 && stamp() == found
             if settled || Date() > deadline {
-                checked.withLock { $0[path] = (found, problem) }
+                checked.withLock { $0 = (found, problem) }
                 return result
             }
             pause = min(pause * 2, 64_000)
         }
     }
 
-    private static func parse(_ url: URL) -> Result<[String: Any], UnreadableDefaultsFile> {
+    private func parse() -> Result<[String: Any], UnreadableDefaultsFile> {
         let reason: String
         do {
             let data = try Data(contentsOf: url)
@@ -225,32 +261,15 @@ enum SuiteFileCheck {
         return .failure(UnreadableDefaultsFile(url: url, reason: reason))
     }
 
-    private static let writeLocks = Locked<[String: NSRecursiveLock]>([:])
-
-    /// Runs `body` while no other thread's package write to the same file runs. The
-    /// lock is recursive: a failure handler or an observer that Foundation calls back
-    /// during a write may write again on the same thread.
-    static func withWriteLock<R>(for url: URL, _ body: () throws -> R) rethrows -> R {
-        let lock = writeLocks.withLock { locks in
-            if let lock = locks[url.path] { return lock }
-            let lock = NSRecursiveLock()
-            locks[url.path] = lock
-            return lock
-        }
-        lock.lock()
-        defer { lock.unlock() }
-        return try body()
-    }
-
     /// Records the file as Foundation just wrote it, so the next write need not parse it.
-    static func written(_ url: URL) {
-        let path = url.path
-        guard let stamp = stamp(ofPath: path) else { return }
-        checked.withLock { $0[path] = (stamp, nil) }
+    func written() {
+        guard let stamp = stamp() else { return }
+        checked.withLock { $0 = (stamp, nil) }
     }
 
-    static func forget(_ url: URL) {
-        checked.withLock { $0[url.path] = nil }
+    /// Forgets what the last check found: the file was moved away.
+    func forget() {
+        checked.withLock { $0 = nil }
     }
 }
 

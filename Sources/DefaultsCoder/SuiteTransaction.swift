@@ -66,14 +66,14 @@ enum SuiteTransaction {
         #if canImport(Darwin)
         return try runReadingObjects(objects, body)
         #else
-        let files = objects.map { $0.defaults.suiteFileURL }
+        let files = objects.map { $0.defaults.suiteFile }
         guard files.allSatisfy({ $0 != nil }) else { return try runReadingObjects(objects, body) }
         // A second lock on one file would wait for the first forever (`flock` locks
         // belong to the open file, not the process), and its two copies would overwrite
         // each other.
-        for (index, url) in files.enumerated() where files[..<index].contains(url) {
+        for (index, file) in files.enumerated() where files[..<index].contains(where: { $0 === file }) {
             let name = objects[index].name ?? ""
-            throw DefaultsMigrationError(version: 0, key: name, reason: "suite \(name) is a suite this migration already writes (\(url!.path))")
+            throw DefaultsMigrationError(version: 0, key: name, reason: "suite \(name) is a suite this migration already writes (\(file!.path))")
         }
         return try runOnFiles(objects, files: files.map { $0! }, body)
         #endif
@@ -81,25 +81,25 @@ enum SuiteTransaction {
 
     /// The transaction on the suites' files: locked, read, changed, replaced atomically.
     private static func runOnFiles<R>(
-        _ objects: [(name: String?, defaults: UserDefaults)], files: [URL], _ body: (inout Suites) throws -> R
+        _ objects: [(name: String?, defaults: UserDefaults)], files: [SuiteFile], _ body: (inout Suites) throws -> R
     ) throws -> R {
         var suites = Suites()
         let (result, written) = try withLocks(on: files.sorted { $0.path < $1.path }) {
             () throws -> (R, [String?]) in
-            for (object, url) in zip(objects, files) {
+            for (object, file) in zip(objects, files) {
                 // Writes what Foundation holds unwritten, and empties its cache, so that
                 // what is read next is the file, as another process may have left it.
                 object.defaults.synchronize()
-                suites.stored[object.name] = try SuiteFileCheck.contents(at: url)
+                suites.stored[object.name] = try file.contents()
             }
             let result = try body(&suites)
             var written: [String?] = []
             // Other suites first: their values must be safe before this suite forgets them.
-            for (object, url) in zip(objects, files).reversed() where suites.changes[object.name]?.isEmpty == false {
+            for (object, file) in zip(objects, files).reversed() where suites.changes[object.name]?.isEmpty == false {
                 var domain = suites.stored[object.name] ?? [:]
                 for change in suites.changes[object.name] ?? [] { domain[change.key] = change.value }
-                try writeDomain(domain, to: url)
-                SuiteFileCheck.written(url)
+                try writeDomain(domain, to: file.url)
+                file.written()
                 // Nothing is unwritten now, so this only empties Foundation's cache: the
                 // next read loads the new file.
                 object.defaults.synchronize()
@@ -163,18 +163,18 @@ enum SuiteTransaction {
     /// Runs `body` holding, for each file in turn, the package's write lock and an
     /// exclusive `flock(2)` on `FILE.lock` next to it, which other processes running this
     /// package take as well.
-    private static func withLocks<R>(on files: ArraySlice<URL>, _ body: () throws -> R) throws -> R {
-        guard let url = files.first else { return try body() }
-        return try SuiteFileCheck.withWriteLock(for: url) {
-            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            let descriptor = open(url.path + ".lock", O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+    private static func withLocks<R>(on files: ArraySlice<SuiteFile>, _ body: () throws -> R) throws -> R {
+        guard let file = files.first else { return try body() }
+        return try file.withWriteLock {
+            try FileManager.default.createDirectory(at: file.url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            let descriptor = open(file.path + ".lock", O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
             guard descriptor >= 0 else {
-                throw DefaultsMigrationError(version: 0, key: url.path, reason: "cannot open \(url.path).lock: \(String(cString: strerror(errno)))")
+                throw DefaultsMigrationError(version: 0, key: file.path, reason: "cannot open \(file.path).lock: \(String(cString: strerror(errno)))")
             }
             defer { close(descriptor) }
             while flock(descriptor, LOCK_EX) != 0 {
                 guard errno == EINTR else {
-                    throw DefaultsMigrationError(version: 0, key: url.path, reason: "cannot lock \(url.path).lock: \(String(cString: strerror(errno)))")
+                    throw DefaultsMigrationError(version: 0, key: file.path, reason: "cannot lock \(file.path).lock: \(String(cString: strerror(errno)))")
                 }
             }
             defer { flock(descriptor, LOCK_UN) }
@@ -182,7 +182,7 @@ enum SuiteTransaction {
         }
     }
 
-    private static func withLocks<R>(on files: [URL], _ body: () throws -> R) throws -> R {
+    private static func withLocks<R>(on files: [SuiteFile], _ body: () throws -> R) throws -> R {
         try withLocks(on: files[...], body)
     }
 }

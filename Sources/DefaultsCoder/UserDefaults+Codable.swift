@@ -118,16 +118,16 @@ extension UserDefaults {
         #if canImport(Darwin)
         write()
         #else
-        guard let url = suiteFileURL else {
+        guard let file = suiteFile else {
             write()
             synchronize()
             return
         }
-        try SuiteFileCheck.withWriteLock(for: url) {
-            if let problem = SuiteFileCheck.problem(at: url) { throw problem }
+        try file.withWriteLock {
+            if let problem = file.problem() { throw problem }
             write()
             synchronize()
-            SuiteFileCheck.written(url)
+            file.written()
             whileLocked()
         }
         #endif

@@ -132,11 +132,27 @@ struct SuiteFileGuardTests {
         }
     }
 
+    @Test("every UserDefaults object of a suite shares one file, and so one write lock and one check")
+    func oneFilePerSuite() throws {
+        let suite = TestSuite()
+        let second = try #require(UserDefaults(suiteName: suite.name))
+        let file = try #require(suite.defaults.suiteFile)
+        #expect(second.suiteFile === file)
+        #expect(file.path == suite.fileURL.path)
+        #expect(TestSuite("another").defaults.suiteFile !== file)
+        // What one object's check found holds for the other's.
+        try Data("garbage".utf8).write(to: suite.fileURL)
+        #expect(throws: UnreadableDefaultsFile.self) { try suite.defaults.encode(1, forKey: "n") }
+        #expect(second.unreadableFile()?.reason == suite.defaults.unreadableFile()?.reason)
+        #expect(throws: UnreadableDefaultsFile.self) { try second.encode(1, forKey: "n") }
+        #expect(try String(contentsOf: suite.fileURL, encoding: .utf8) == "garbage")
+    }
+
     @Test("the guard holds through a UserDefaults subclass")
     func subclass() throws {
         let name = "DefaultsCoderTests.subclass.\(UUID().uuidString)"
         let defaults = try #require(AppDefaults(suiteName: name))
-        let file = SuiteFileCheck.configDirectory.appendingPathComponent(name + ".plist")
+        let file = SuiteFile.configDirectory.appendingPathComponent(name + ".plist")
         defer {
             defaults.removePersistentDomain(forName: name)
             try? FileManager.default.removeItem(at: file)

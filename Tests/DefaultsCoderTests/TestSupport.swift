@@ -110,7 +110,7 @@ final class TestSuite {
         let library = FileManager.default.urls(for: .libraryDirectory, in: .userDomainMask)[0]
         return library.appendingPathComponent("Preferences/\(name).plist")
         #else
-        return SuiteFileCheck.configDirectory.appendingPathComponent("\(name).plist")
+        return SuiteFile.configDirectory.appendingPathComponent("\(name).plist")
         #endif
     }
 
