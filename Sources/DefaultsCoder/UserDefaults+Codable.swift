@@ -64,7 +64,7 @@ extension UserDefaults {
         var written: WrittenTree?
         try writeGuarded {
             switch stored {
-            case .value(let tree): set(tree, forKey: key)
+            case .value(let tree): set(FoundationCollections.make(tree), forKey: key)
             case .removal: removeObject(forKey: key)
             }
         } whileLocked: {
