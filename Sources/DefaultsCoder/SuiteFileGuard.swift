@@ -129,7 +129,9 @@ extension UserDefaults {
 /// turns on, and what the last check found, by the file's size and modification date, so
 /// that a write costs a `stat` rather than a parse unless the file changed. (Failures are
 /// remembered too: Foundation on Linux leaks a little on every failed parse.)
-final class SuiteFile: Sendable {
+final class SuiteFile: @unchecked Sendable {
+    // Unchecked: every stored property is a constant, and `NSRecursiveLock` is
+    // thread-safe, but not marked `Sendable` in every SDK.
     /// `$XDG_CONFIG_HOME`, or `~/.config`: where Foundation on Linux keeps suites. Read
     /// once, as Foundation does; `ProcessInfo.environment` builds a dictionary per call,
     /// which was 9% of a write.
