@@ -27,22 +27,19 @@ enum FoundationCollections {
         #endif
     }
 
-    /// Exact metatype tests: asking a `String` or an `Int` `as? [String: Any]` on Linux
-    /// would first bridge it to Foundation. Other collection types the encoder passes
-    /// through whole (`[String]`, `[String: Double]`, …) hold no container, and are
-    /// left for Foundation to bridge.
+    /// Exact metatype tests (`exactCast`): asking a `String` or an `Int`
+    /// `as? [String: Any]` on Linux would first bridge it to Foundation. Other
+    /// collection types the encoder passes through whole (`[String]`,
+    /// `[String: Double]`, …) hold no container, and are left for Foundation to bridge.
     private static func convert(_ value: Any) -> Any {
-        let type = type(of: value)
-        if type == [String: Any].self {
-            let dictionary = value as! [String: Any]
+        if let dictionary = exactCast(value, to: [String: Any].self) {
             let result = NSMutableDictionary(capacity: dictionary.count)
             for (key, element) in dictionary {
                 result.setObject(convert(element), forKey: NSString(string: key))
             }
             return result
         }
-        if type == [Any].self {
-            let array = value as! [Any]
+        if let array = exactCast(value, to: [Any].self) {
             let result = NSMutableArray(capacity: array.count)
             for element in array { result.add(convert(element)) }
             return result

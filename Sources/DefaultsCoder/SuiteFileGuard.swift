@@ -53,12 +53,12 @@ extension UserDefaults {
     /// - Throws: The file system's error when the file cannot be moved.
     @discardableResult
     public func moveUnreadableFileAside() throws -> URL? {
-        guard let file = suiteFile, let problem = file.withWriteLock({ file.problem() }) else { return nil }
+        guard let problem = unreadableFile() else { return nil }
         let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "-")
         let name = problem.url.deletingPathExtension().lastPathComponent + ".unreadable-\(stamp).plist"
         let destination = problem.url.deletingLastPathComponent().appendingPathComponent(name)
         try FileManager.default.moveItem(at: problem.url, to: destination)
-        file.forget()
+        suiteFile?.forget()
         return destination
     }
 
