@@ -103,7 +103,7 @@ struct Demo {
         runs += 1
         defaults[.lastTheme] = theme
         print("appearance.lastTheme is stored as \(describePlist(defaults.object(forKey: "appearance.lastTheme") as Any))")
-        print("runs = \(try defaults.value(for: .runs))")
+        print("runs = \(try defaults.read(.runs))")
         observation.cancel()
     }
 }

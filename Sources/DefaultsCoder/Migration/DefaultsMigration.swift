@@ -5,7 +5,7 @@
 //  Versioned, run-once migrations of a suite's stored values: rename a key, move it into
 //  another suite, change its stored type, remove keys. Every step of every pending
 //  version is worked out on a copy first; only when all of them succeed is the result
-//  written, with the new version, in one step (`SuiteTransaction`).
+//  written, with the new version, in one change of the suites (`Suite.change`).
 //
 
 import Foundation
@@ -64,6 +64,14 @@ public struct DefaultsMigration: Sendable {
             case rename(from: String, to: String, suite: String?)
             case convert(from: String, to: String, transform: @Sendable (Any) throws -> KeyValueEncoder.StoredValue)
             case remove([String])
+        }
+
+        /// The key this step works on, for its errors.
+        var sourceKey: String {
+            switch kind {
+            case .rename(let from, _, _), .convert(let from, _, _): return from
+            case .remove(let names): return names.first ?? ""
+            }
         }
 
         /// The other suite this step writes to, if any.
@@ -220,18 +228,34 @@ extension UserDefaults {
         if let first = migrations.first, first.version < 1 {
             throw DefaultsMigrationError(version: first.version, key: versionKey, reason: "versions start at 1")
         }
-        let targets = Set(migrations.flatMap { $0.steps.compactMap(\.targetSuite) })
-        return try SuiteTransaction.run(on: self, targets: targets.sorted()) { suites in
-            let recorded = suites.recordedVersion(versionKey)
-            let pending = migrations.filter { $0.version > recorded }
-            guard let last = pending.last else { return recorded }
-            for migration in pending {
-                for step in migration.steps {
-                    try suites.apply(step, version: migration.version)
-                }
+        let targetNames = Array(Set(migrations.flatMap { $0.steps.compactMap(\.targetSuite) })).sorted()
+        var targets: [UserDefaults] = []
+        for name in targetNames {
+            guard let target = UserDefaults(suiteName: name) else {
+                let version = migrations.first { $0.steps.contains { $0.targetSuite == name } }?.version ?? 0
+                throw DefaultsMigrationError(version: version, key: name, reason: "UserDefaults(suiteName: \"\(name)\") is not a suite this process can open")
             }
-            suites.set(last.version, forKey: versionKey, in: nil)
-            return last.version
+            targets.append(target)
+        }
+        do {
+            return try Suite.change([self] + targets) { values in
+                let recorded = try values.recordedVersion(versionKey)
+                let pending = migrations.filter { $0.version > recorded }
+                guard let last = pending.last else { return recorded }
+                for migration in pending {
+                    for step in migration.steps {
+                        try values.apply(step, version: migration.version, suites: targetNames)
+                    }
+                }
+                try values.set(last.version, forKey: versionKey)
+                return last.version
+            }
+        } catch let error as DefaultsSuiteError where error.operation == .sameSuiteTwice {
+            let migration = migrations.first { $0.steps.contains { $0.targetSuite != nil } }
+            let step = migration?.steps.first { $0.targetSuite != nil }
+            throw DefaultsMigrationError(
+                version: migration?.version ?? 0, key: step?.sourceKey ?? versionKey,
+                reason: "suite \(step?.targetSuite ?? "") is the suite being migrated (\(error.path))", underlyingError: error)
         }
     }
 
@@ -247,49 +271,75 @@ extension UserDefaults {
         try migrate(migrations, versionKey: versionKey)
     }
 
-    /// The version the last migration recorded in this suite; 0 when none ran.
+    /// The version the last migration recorded in this suite; 0 when none ran. It reads
+    /// the record `migrate(_:versionKey:)` acts on: the suite's own value, not a
+    /// registered default or a launch argument.
     ///
     /// - Parameter versionKey: The key the version is recorded under.
-    public func migrationVersion(versionKey: String = DefaultsMigration.versionKey) -> Int {
-        (object(forKey: versionKey)).flatMap { try? KeyValueDecoder().decodeFromUserDefaults(Int.self, from: $0) } ?? 0
+    /// - Returns: The recorded version.
+    /// - Throws: `DefaultsMigrationError` when the record is not a version the package
+    ///   wrote; `UnreadableDefaultsFile` when the suite's file does not parse.
+    public func migrationVersion(versionKey: String = DefaultsMigration.versionKey) throws -> Int {
+        try Suite.change([self], announcing: false) { try $0.recordedVersion(versionKey) }
     }
 }
 
-extension SuiteTransaction.Suites {
+extension Suite.Values {
     /// The version recorded in the migrated suite; 0 when none is.
-    func recordedVersion(_ versionKey: String) -> Int {
-        value(forKey: versionKey, in: nil).flatMap { try? KeyValueDecoder().decodeFromUserDefaults(Int.self, from: $0) } ?? 0
+    ///
+    /// - Throws: `DefaultsMigrationError` when the record is anything but an integer of
+    ///   1 or more, as `migrate` writes it: a damaged record must stop the migrations,
+    ///   never run them again.
+    func recordedVersion(_ versionKey: String) throws -> Int {
+        guard let record = value(forKey: versionKey) else { return 0 }
+        switch classifyNumber(record) {
+        case .signed(let version, _) where version >= 1: return Int(version)
+        case .unsigned(let version, _) where version >= 1 && version <= UInt64(Int.max): return Int(version)
+        default: break
+        }
+        throw DefaultsMigrationError(
+            version: 0, key: versionKey,
+            reason: "the recorded version is \(FoundValue.describing(record).description): \(String(describing: record).prefix(40)), not a version a migration wrote; nothing was run")
     }
+    /// Applies one step of the migration to `version`; `suites` are the other suites
+    /// the migration writes, by name, in the order they were given to `Suite.change`.
+    mutating func apply(_ step: DefaultsMigration.Step, version: Int, suites: [String]) throws {
+        do {
+            try apply(step, suites: suites)
+        } catch let error as DefaultsMigrationError {
+            throw error
+        } catch {
+            throw DefaultsMigrationError(version: version, key: step.sourceKey, error: error)
+        }
 
-    mutating func apply(_ step: DefaultsMigration.Step, version: Int) throws {
-        switch step.kind {
-        case .remove(let names):
-            for name in names { remove(name, in: nil) }
-        case .rename(let name, let newName, let suite):
-            guard let value = value(forKey: name, in: nil) else { return }
-            if suite == nil && newName == name { return }
-            if let existing = self.value(forKey: newName, in: suite), !plistEqual(existing, value) {
-                let place = suite.map { "\"\(newName)\" in suite \($0)" } ?? "\"\(newName)\""
-                throw DefaultsMigrationError(version: version, key: name, reason: "\(place) already holds a different value")
-            }
-            set(value, forKey: newName, in: suite)
-            remove(name, in: nil)
-        case .convert(let name, let newName, let transform):
-            guard let stored = value(forKey: name, in: nil) else { return }
-            if newName != name, let existing = value(forKey: newName, in: nil) {
-                throw DefaultsMigrationError(
-                    version: version, key: name, reason: "\"\(newName)\" already holds a value (\(type(of: existing)))")
-            }
-            let converted: KeyValueEncoder.StoredValue
-            do {
-                converted = try transform(stored)
-            } catch {
-                throw DefaultsMigrationError(version: version, key: name, error: error)
-            }
-            if newName != name { remove(name, in: nil) }
-            switch converted {
-            case .value(let tree): set(tree, forKey: newName, in: nil)
-            case .removal: remove(newName, in: nil)
+        func fail(_ reason: String) -> DefaultsMigrationError {
+            DefaultsMigrationError(version: version, key: step.sourceKey, reason: reason)
+        }
+        func apply(_ step: DefaultsMigration.Step, suites: [String]) throws {
+            switch step.kind {
+            case .remove(let names):
+                for name in names { try set(nil, forKey: name) }
+            case .rename(let name, let newName, let suite):
+                guard let value = value(forKey: name) else { return }
+                if suite == nil && newName == name { return }
+                let target = suite.flatMap { suites.firstIndex(of: $0) }.map { $0 + 1 } ?? 0
+                if let existing = self.value(forKey: newName, in: target), !plistEqual(existing, value) {
+                    let place = suite.map { "\"\(newName)\" in suite \($0)" } ?? "\"\(newName)\""
+                    throw fail("\(place) already holds a different value")
+                }
+                try set(value, forKey: newName, in: target)
+                try set(nil, forKey: name)
+            case .convert(let name, let newName, let transform):
+                guard let stored = value(forKey: name) else { return }
+                if newName != name, let existing = value(forKey: newName) {
+                    throw fail("\"\(newName)\" already holds a value (\(type(of: existing)))")
+                }
+                let converted = try transform(stored)
+                if newName != name { try set(nil, forKey: name) }
+                switch converted {
+                case .value(let tree): try set(tree, forKey: newName)
+                case .removal: try set(nil, forKey: newName)
+                }
             }
         }
     }

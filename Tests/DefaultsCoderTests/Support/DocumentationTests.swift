@@ -120,12 +120,12 @@ struct DocumentationTests {
         #expect(defaults[.launchCount] == 1)
         defaults[.theme] = .dark
         #expect(defaults.object(forKey: "app.appearance.theme") as? String == "dark")
-        try defaults.set(User(id: 1, name: "Ada"), for: .owner)
+        try defaults.write(User(id: 1, name: "Ada"), to: .owner)
         #expect(Tree(defaults.object(forKey: "owner")) == Tree(["id": 1, "name": "Ada"]))
-        #expect(try defaults.value(for: .owner) == User(id: 1, name: "Ada"))
+        #expect(try defaults.read(.owner) == User(id: 1, name: "Ada"))
         defaults[.owner] = nil
         #expect(defaults.object(forKey: "owner") == nil)
-        try defaults.removeValue(for: .launchCount)
+        try defaults.reset(.launchCount)
         #expect(defaults[.launchCount] == 0)
 
         try defaults.register(.launchCount, .theme)
@@ -148,9 +148,9 @@ struct DocumentationTests {
         // Legacy blobs.
         let profile = DefaultsKey<User?>("profile", legacy: .json)
         defaults.set(try JSONEncoder().encode(User(id: 2, name: "Bo")), forKey: "profile")
-        let old = try defaults.value(for: profile)
+        let old = try defaults.read(profile)
         #expect(old == User(id: 2, name: "Bo"))
-        try defaults.set(old, for: profile)
+        try defaults.write(old, to: profile)
         #expect(Tree(defaults.object(forKey: "profile")) == Tree(["id": 2, "name": "Bo"]))
     }
 
@@ -301,7 +301,7 @@ struct DocumentationTests {
         try Data().write(to: suite.fileURL)
         var moved: URL?
         do {
-            try defaults.set(3, for: .launchCount)
+            try defaults.write(3, to: .launchCount)
         } catch let error as UnreadableDefaultsFile {
             #expect(error.description.hasPrefix("The UserDefaults file \(suite.fileURL.path) cannot be read (it is empty); "))
             moved = try defaults.moveUnreadableFileAside()
@@ -309,7 +309,7 @@ struct DocumentationTests {
         let aside = try #require(moved)
         #expect(aside.lastPathComponent.hasPrefix("\(suite.name).unreadable-"))
         try FileManager.default.removeItem(at: aside)
-        try defaults.set(3, for: .launchCount)
+        try defaults.write(3, to: .launchCount)
         #expect(defaults[.launchCount] == 3)
     }
 

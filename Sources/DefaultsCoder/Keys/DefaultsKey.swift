@@ -126,7 +126,7 @@ public enum LegacyFormat: Sendable, Equatable {
             return try JSONDecoder().decode(Value.self, from: data)
         case .propertyList:
             guard let data = object as? Data else { return nil }
-            return try PropertyListDecoder().decode(Value.self, from: data)
+            return try PropertyListDecoder().decodeChecked(Value.self, from: data)
         case .jsonString:
             guard let string = object as? String else { return nil }
             return try JSONDecoder().decode(Value.self, from: Data(string.utf8))

@@ -15,13 +15,14 @@ enum BinaryPropertyListCheck {
     /// The most containers the check follows, as Foundation's XML reader allows.
     static let maximumDepth = 512
 
-    /// Why `data`, which begins with `bplist`, is not a binary property list holding a
-    /// dictionary that preferences can keep; `nil` when it is one.
-    static func problem(in data: Data) -> String? {
+    /// Why `data`, which begins with `bplist`, is not a binary property list that a
+    /// parser can read safely — holding a dictionary, when `dictionaryAtTop` — or `nil`
+    /// when it is one.
+    static func problem(in data: Data, dictionaryAtTop: Bool = true) -> String? {
         let bytes = [UInt8](data)
         do {
             var reader = try Reader(bytes)
-            try reader.checkTop()
+            try reader.checkTop(dictionary: dictionaryAtTop)
             return nil
         } catch let failure as Failure {
             return failure.reason
@@ -97,9 +98,9 @@ enum BinaryPropertyListCheck {
         /// Checks every object reachable from the top one, depth first, without
         /// recursion: the walk keeps its own stack, so a hostile file cannot exhaust the
         /// thread's.
-        mutating func checkTop() throws {
+        mutating func checkTop(dictionary: Bool) throws {
             let position = try offset(of: topObject)
-            guard bytes[position] >> 4 == 0xD else { throw Failure(reason: "it does not hold a dictionary") }
+            guard !dictionary || bytes[position] >> 4 == 0xD else { throw Failure(reason: "it does not hold a dictionary") }
             var stack: [(object: Int, depth: Int, children: [Int], next: Int)] = []
             try enter(topObject, depth: 1, onto: &stack)
             while let last = stack.indices.last {

@@ -19,11 +19,11 @@ struct UserDefaultsKeysTests {
     func defaultsAndValues() throws {
         let suite = TestSuite()
         #expect(suite.defaults[.launchCount] == 0)
-        #expect(try suite.defaults.value(for: .launchCount) == 0)
+        #expect(try suite.defaults.read(.launchCount) == 0)
         suite.defaults[.launchCount] += 2
         #expect(suite.defaults[.launchCount] == 2)
-        try suite.defaults.set(5, for: .launchCount)
-        #expect(try suite.defaults.value(for: .launchCount) == 5)
+        try suite.defaults.write(5, to: .launchCount)
+        #expect(try suite.defaults.read(.launchCount) == 5)
         #expect(suite.defaults.object(forKey: "launchCount") as? Int == 5)
     }
 
@@ -36,9 +36,9 @@ struct UserDefaultsKeysTests {
         #expect(suite.defaults[.owner] == User(id: 1, name: "Ada"))
         suite.defaults[.owner] = nil
         #expect(suite.defaults.object(forKey: "owner") == nil)
-        try suite.defaults.set(User(id: 2, name: "Bo"), for: .owner)
-        try suite.defaults.removeValue(for: .owner)
-        #expect(try suite.defaults.value(for: .owner) == nil)
+        try suite.defaults.write(User(id: 2, name: "Bo"), to: .owner)
+        try suite.defaults.reset(.owner)
+        #expect(try suite.defaults.read(.owner) == nil)
     }
 
     @Test("enums with a raw value are stored as that raw value")
@@ -77,7 +77,7 @@ struct UserDefaultsKeysTests {
         #expect(Tree(suite.defaults.object(forKey: name)) == Tree(["id": 1, "name": 42]))
 
         // The throwing API throws the same error instead.
-        let error = caught(DecodingError.self) { try suite.defaults.value(for: key) }
+        let error = caught(DecodingError.self) { try suite.defaults.read(key) }
         #expect(debugDescription(of: error) == "Expected String at SELF.name, found Int")
     }
 
@@ -92,7 +92,7 @@ struct UserDefaultsKeysTests {
         #expect(suite.defaults[key] == 2.5)
         let reports = ReportedFailures.reports(for: name)
         #expect(reports.map(\.operation) == [.write])
-        #expect(throws: EncodingError.self) { try suite.defaults.set(Decimal.nan, for: key) }
+        #expect(throws: EncodingError.self) { try suite.defaults.write(Decimal.nan, to: key) }
     }
 
     @Test("registered defaults are visible to every reader, in the native form")
@@ -124,7 +124,7 @@ struct UserDefaultsKeysTests {
         let key = DefaultsKey<User?>("account", legacy: format)
         suite.defaults.set(blob.value, forKey: "account")
 
-        #expect(try suite.defaults.value(for: key) == User(id: 7, name: "Bo"))
+        #expect(try suite.defaults.read(key) == User(id: 7, name: "Bo"))
         // Reading leaves the blob alone.
         #expect(Tree(suite.defaults.object(forKey: "account")) == Tree(blob.value))
 

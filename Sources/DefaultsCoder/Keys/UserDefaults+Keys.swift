@@ -15,8 +15,9 @@ import Foundation
 ///
 /// let defaults = UserDefaults.standard
 /// defaults[.launchCount] += 1                  // never throws; failures are reported
-/// try defaults.set(User(id: 1, name: "Ada"), for: .owner)
-/// let owner = try defaults.value(for: .owner)  // throws if what is stored is not a User
+/// try defaults.write(User(id: 1, name: "Ada"), to: .owner)
+/// let owner = try defaults.read(.owner)        // throws if what is stored is not a User
+/// try defaults.reset(.launchCount, .owner)     // one change; reads give the defaults
 /// ```
 extension UserDefaults {
 
@@ -29,7 +30,7 @@ extension UserDefaults {
     ///   (in the native form, nor in the key's legacy format when it has one);
     ///   `UnreadableDefaultsFile` when the key is absent because the suite's file does not
     ///   parse.
-    public func value<Value>(for key: DefaultsKey<Value>) throws -> Value {
+    public func read<Value>(_ key: DefaultsKey<Value>) throws -> Value {
         try value(for: key, stored: object(forKey: key.name))
     }
 
@@ -42,18 +43,65 @@ extension UserDefaults {
     /// - Throws: `EncodingError.invalidValue` naming the path when the value cannot be
     ///   stored, or `UnreadableDefaultsFile` when the suite's file does not parse;
     ///   nothing is written then.
-    public func set<Value>(_ value: Value, for key: DefaultsKey<Value>) throws {
+    public func write<Value>(_ value: Value, to key: DefaultsKey<Value>) throws {
         try encode(value, forKey: key.name)
     }
 
-    /// Removes the stored value for `key`, so that reads give the default again.
+    /// Removes the stored values of `keys`, as one change of the suite, so that reads
+    /// give their defaults again. Observers of each key hear of it once.
+    ///
+    /// ```swift
+    /// try defaults.reset(.launchCount, .owner)
+    /// ```
+    ///
+    /// - Parameter keys: The keys to reset.
+    /// - Throws: `UnreadableDefaultsFile` when the suite's file exists but does not parse
+    ///   (writing would replace it), or `DefaultsSuiteError`; nothing is removed then.
+    public func reset(_ keys: DefaultsKeys...) throws {
+        try reset(keys)
+    }
+
+    /// Removes the stored values of `keys`, as one change of the suite; see `reset(_:)`.
+    ///
+    /// - Parameter keys: The keys to reset.
+    /// - Throws: `UnreadableDefaultsFile` or `DefaultsSuiteError`; nothing is removed then.
+    public func reset(_ keys: [DefaultsKeys]) throws {
+        try Suite.change([self]) { values in
+            for key in keys { try values.set(nil, forKey: key.name) }
+        }
+    }
+
+    /// Reads the value for `key`; renamed `read(_:)`, since `value(forKey:)` is
+    /// key-value coding's.
+    ///
+    /// - Parameter key: The key to read.
+    /// - Returns: The decoded value, or `key.defaultValue` when the key is absent.
+    /// - Throws: As `read(_:)`.
+    @available(*, deprecated, renamed: "read(_:)")
+    public func value<Value>(for key: DefaultsKey<Value>) throws -> Value {
+        try read(key)
+    }
+
+    /// Stores `value` for `key`; renamed `write(_:to:)`, since `set(_:forKey:)` is
+    /// Foundation's and does not throw.
+    ///
+    /// - Parameters:
+    ///   - value: The value to store.
+    ///   - key: The key to store it under.
+    /// - Throws: As `write(_:to:)`.
+    @available(*, deprecated, renamed: "write(_:to:)")
+    public func set<Value>(_ value: Value, for key: DefaultsKey<Value>) throws {
+        try write(value, to: key)
+    }
+
+    /// Removes the stored value for `key`; renamed `reset(_:)`, since
+    /// `removeObject(forKey:)` is Foundation's.
     ///
     /// - Parameter key: The key to remove.
-    /// - Throws: `UnreadableDefaultsFile` when the suite's file exists but does not parse
-    ///   (writing would replace it); nothing is removed then.
+    /// - Throws: As `reset(_:)`.
+    @available(*, deprecated, renamed: "reset(_:)")
     public func removeValue<Value>(for key: DefaultsKey<Value>) throws {
-        try writeGuarded { removeObject(forKey: key.name) }
-        announceChange(of: key.name)
+        try reset(key)
     }
 
     /// The value for `key`, without throwing.
@@ -70,7 +118,7 @@ extension UserDefaults {
         }
         set {
             do {
-                try set(newValue, for: key)
+                try write(newValue, to: key)
             } catch {
                 DefaultsFailure.report(DefaultsFailure(key: key.name, operation: .write, error: error))
             }
@@ -93,8 +141,7 @@ extension UserDefaults {
         for key in keys {
             if let value = try key.registrationValue() { values[key.name] = value }
         }
-        register(defaults: values)
-        for key in keys { announceChange(of: key.name) }
+        Suite.register(values, on: self)
     }
 
     // MARK: Reading

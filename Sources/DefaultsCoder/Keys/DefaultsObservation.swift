@@ -60,8 +60,8 @@ extension UserDefaults {
     /// not called for a write that leaves the value as it was (compared with `==` when
     /// `Value` is `Equatable`, otherwise by the stored property list).
     ///
-    /// Seen: every change made through this package in this process — `set(_:for:)`, the
-    /// subscript, `@UserDefault`, `reset()`, `removeValue(for:)`, `encode(_:forKey:)`,
+    /// Seen: every change made through this package in this process — `write(_:to:)`, the
+    /// subscript, `@UserDefault`, `reset()`, `reset(_:)`, `encode(_:forKey:)`,
     /// `register(_:)` — and every change that Foundation announces with
     /// `didChangeNotification` (on Apple platforms, also plain `set(_:forKey:)` calls in
     /// this process). Not seen: plain `set(_:forKey:)`/`removeObject(forKey:)` calls on
@@ -112,14 +112,6 @@ extension UserDefaults {
         let observer = KeyObserver(defaults: self, key: key, handler: handler)
         ObservationRegistry.shared.add(observer, for: key.name)
         return (DefaultsObservation(name: key.name, observer: observer), observer.current)
-    }
-
-    /// Tells observers and listeners that this package changed the value for `name`;
-    /// `written` is the tree it wrote, when the write took its turn with the suite's other
-    /// package writes.
-    func announceChange(of name: String, written: WrittenTree? = nil) {
-        ObservationRegistry.shared.check(name, written: written)
-        NotificationCenter.default.post(name: Self.keyDidChangeNotification, object: self, userInfo: ["key": name])
     }
 }
 

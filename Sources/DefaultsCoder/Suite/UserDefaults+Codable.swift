@@ -26,9 +26,9 @@ import Foundation
 /// property list file allows, a key that begins with U+FEFF — throws
 /// `EncodingError.invalidValue` naming its path, and the stored value is left as it was.
 ///
-/// On platforms without `cfprefsd` (Linux, Windows) Foundation writes the suite's file
-/// only when `synchronize()` is called, so `encode(_:forKey:)` calls it after each
-/// write: each write then costs one rewrite of that suite's file.
+/// On platforms without `cfprefsd` (Linux, Windows) each write replaces the suite's file
+/// in one rename, under a lock every process running this package takes (see
+/// <doc:TheStorageContract>).
 extension UserDefaults {
 
     /// Encodes a value and stores it under `key`; encoding `Optional.none` removes the key.
@@ -61,18 +61,12 @@ extension UserDefaults {
             throw EncodingError.invalid(value, problem, at: [])
         }
         let stored = try encoder.encodeForUserDefaults(value)
-        var written: WrittenTree?
-        try writeGuarded {
+        try Suite.change([self]) { values in
             switch stored {
-            case .value(let tree): set(FoundationCollections.make(tree), forKey: key)
-            case .removal: removeObject(forKey: key)
-            }
-        } whileLocked: {
-            if case .value(let tree) = stored {
-                written = WrittenTree(defaults: self, tree: tree, write: ObservationRegistry.shared.recordWrite(of: key))
+            case .value(let tree): try values.set(tree, forKey: key)
+            case .removal: try values.set(nil, forKey: key)
             }
         }
-        announceChange(of: key, written: written)
     }
 
     /// Reads and decodes the value stored under `key`.
@@ -106,30 +100,32 @@ extension UserDefaults {
         return try decoder.decodeFromUserDefaults(type, from: object)
     }
 
-    /// Checks the suite's file, runs `write`, and writes the suite to disk where
-    /// Foundation would not do it by itself.
+    /// Moves the suite's unreadable file aside (to `NAME.unreadable-DATE-ID.plist` next
+    /// to it, a new name each time), so that writes work again, starting from an empty
+    /// suite.
     ///
-    /// Package writes to one file take turns: Foundation rewrites the file in place, and
-    /// another write's check must not read it half written (the stress test saw a
-    /// zero-length file without this). `whileLocked` runs after the write, still in turn,
-    /// and only where writes take turns: it is how observers learn that no other package
-    /// write of the file came between this one and them.
-    func writeGuarded(_ write: () -> Void, whileLocked: () -> Void = {}) throws {
-        #if canImport(Darwin)
-        write()
-        #else
-        guard let file = suiteFile else {
-            write()
-            synchronize()
-            return
-        }
-        try file.withWriteLock {
-            if let problem = file.problem() { throw problem }
-            write()
-            synchronize()
-            file.written()
-            whileLocked()
-        }
-        #endif
+    /// - Returns: Where the file went, or `nil` when there is no unreadable file.
+    /// - Throws: `DefaultsSuiteError` when the file cannot be moved.
+    @discardableResult
+    public func moveUnreadableFileAside() throws -> URL? {
+        guard let file = Suite.of(self).file else { return nil }
+        let moved = try file.withLock { try file.moveAside() }
+        // Foundation's cache still holds the empty suite it read; it reads anew now.
+        if moved != nil { synchronize() }
+        return moved
+    }
+
+    /// Called when a key is absent: an unreadable file reads as an empty suite, so say
+    /// that instead of "absent".
+    func throwIfFileUnreadable() throws {
+        if let problem = unreadableFile() { throw problem }
+    }
+
+    /// The problem with the suite's file, or `nil` when it parses, is absent, or cannot
+    /// be located.
+    func unreadableFile() -> UnreadableDefaultsFile? {
+        guard let file = Suite.of(self).file else { return nil }
+        // Under the lock, so as not to read a file a package write is replacing.
+        return (try? file.withLock { file.problem() }) ?? nil
     }
 }

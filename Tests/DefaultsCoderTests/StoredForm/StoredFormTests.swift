@@ -135,7 +135,7 @@ struct StoredFormTests {
         try suite.defaults.encode(Int?.none, forKey: "check.0")
         #expect(suite.defaults.object(forKey: "check.0") == nil)
         let key = DefaultsKey<JSONValue>("check.1", default: .string("default"))
-        #expect(try suite.defaults.value(for: key) == .null)
+        #expect(try suite.defaults.read(key) == .null)
     }
 
     // MARK: Class 2: what the file cannot keep is refused before it is written

@@ -63,7 +63,7 @@ struct SuiteFileGuardTests {
     @Test("the package finds the suite's file where Foundation writes it")
     func locatesFile() throws {
         let suite = TestSuite()
-        #expect(suite.defaults.suiteFileURL == suite.fileURL)
+        #expect(Suite.of(suite.defaults).file?.url == suite.fileURL)
         suite.defaults.set(1, forKey: "a")
         suite.defaults.synchronize()
         #expect(FileManager.default.fileExists(atPath: suite.fileURL.path))
@@ -79,8 +79,8 @@ struct SuiteFileGuardTests {
 
         // Writes through the package: nothing written, the file untouched.
         #expect(throws: expected) { try suite.defaults.encode(5, forKey: "x") }
-        #expect(throws: expected) { try suite.defaults.set(5, for: .launchCount) }
-        #expect(throws: expected) { try suite.defaults.removeValue(for: .launchCount) }
+        #expect(throws: expected) { try suite.defaults.write(5, to: .launchCount) }
+        #expect(throws: expected) { try suite.defaults.reset(.launchCount) }
         let name = uniqueKey("damaged")
         let key = DefaultsKey<Int>(name, default: 7)
         suite.defaults[key] = 5
@@ -89,7 +89,7 @@ struct SuiteFileGuardTests {
 
         // Reads: the throwing ones say why the key is absent; the others report it.
         #expect(throws: expected) { try suite.defaults.decode(Int.self, forKey: "a") }
-        #expect(throws: expected) { try suite.defaults.value(for: key) }
+        #expect(throws: expected) { try suite.defaults.read(key) }
         #expect(suite.defaults[key] == 7)
         let reports = ReportedFailures.reports(for: name)
         #expect(reports.map(\.operation) == [.write, .read])
@@ -123,10 +123,10 @@ struct SuiteFileGuardTests {
         for round in 0..<6 {
             // Objects made and freed in turn tend to reuse one address.
             let healthy = TestSuite("healthy\(round)")
-            #expect(healthy.defaults.suiteFileURL == healthy.fileURL)
+            #expect(Suite.of(healthy.defaults).file?.url == healthy.fileURL)
             try healthy.defaults.encode(round, forKey: "n")
             let damaged = TestSuite("damaged\(round)")
-            #expect(damaged.defaults.suiteFileURL == damaged.fileURL)
+            #expect(Suite.of(damaged.defaults).file?.url == damaged.fileURL)
             try Data("garbage".utf8).write(to: damaged.fileURL)
             #expect(throws: UnreadableDefaultsFile.self) { try damaged.defaults.encode(round, forKey: "n") }
         }
@@ -136,10 +136,10 @@ struct SuiteFileGuardTests {
     func oneFilePerSuite() throws {
         let suite = TestSuite()
         let second = try #require(UserDefaults(suiteName: suite.name))
-        let file = try #require(suite.defaults.suiteFile)
-        #expect(second.suiteFile === file)
+        let file = try #require(Suite.of(suite.defaults).file)
+        #expect(Suite.of(second).file === file)
         #expect(file.path == suite.fileURL.path)
-        #expect(TestSuite("another").defaults.suiteFile !== file)
+        #expect(Suite.of(TestSuite("another").defaults).file !== file)
         // What one object's check found holds for the other's.
         try Data("garbage".utf8).write(to: suite.fileURL)
         #expect(throws: UnreadableDefaultsFile.self) { try suite.defaults.encode(1, forKey: "n") }
@@ -157,7 +157,7 @@ struct SuiteFileGuardTests {
             defaults.removePersistentDomain(forName: name)
             try? FileManager.default.removeItem(at: file)
         }
-        #expect(defaults.suiteFileURL == file)
+        #expect(Suite.of(defaults).file?.url == file)
         try expectGuarded(defaults, file: file)
     }
 
@@ -169,7 +169,7 @@ struct SuiteFileGuardTests {
         let path = directory.appendingPathComponent("suite").path
         let defaults = try #require(UserDefaults(suiteName: path))
         let file = URL(fileURLWithPath: path + ".plist")
-        #expect(defaults.suiteFileURL == file)
+        #expect(Suite.of(defaults).file?.url == file)
         // Measured: Foundation keeps such a suite at that path.
         defaults.set(1, forKey: "probe")
         defaults.synchronize()

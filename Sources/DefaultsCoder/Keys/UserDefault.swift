@@ -23,7 +23,7 @@ import Foundation
 /// Reading and writing never throw: a stored value that does not decode reads as the
 /// default, and a value that cannot be stored leaves the stored one as it was; both are
 /// reported to `DefaultsFailure.handler`. Use `UserDefaults.value(for:)` and
-/// `set(_:for:)` with `$property.key` for the throwing forms.
+/// `write(_:to:)` with `$property.key` for the throwing forms.
 @propertyWrapper
 public struct UserDefault<Value: Codable & Sendable>: @unchecked Sendable {
     // `UserDefaults` is thread-safe but not marked `Sendable` on every platform.
@@ -96,7 +96,7 @@ public struct UserDefault<Value: Codable & Sendable>: @unchecked Sendable {
     /// `DefaultsFailure.handler`.
     public func reset() {
         do {
-            try store.removeValue(for: key)
+            try store.reset(key)
         } catch {
             DefaultsFailure.report(DefaultsFailure(key: key.name, operation: .write, error: error))
         }

@@ -58,7 +58,7 @@ struct ObservationTrackingTests {
             case .otherWrapper: WrappedSettings(store: suite.defaults).launchCount = value
             case .subscriptWrite: suite.defaults[.launchCount] = value
             case .encode: try suite.defaults.encode(value, forKey: "launchCount")
-            case .setFor: try suite.defaults.set(value, for: .launchCount)
+            case .setFor: try suite.defaults.write(value, to: .launchCount)
             case .foundationAnnounced:
                 suite.defaults.set(value, forKey: "launchCount")
                 NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: suite.defaults)

@@ -29,11 +29,11 @@ struct DefaultsObservationTests {
         }
         suite.defaults[.launchCount] = 1  // subscript
         suite.defaults[.launchCount] = 1  // no change
-        try suite.defaults.set(2, for: .launchCount)
+        try suite.defaults.write(2, to: .launchCount)
         try suite.defaults.encode(3, forKey: "launchCount")
         try suite.defaults.encode(3, forKey: "launchCount")
-        try suite.defaults.removeValue(for: .launchCount)
-        try suite.defaults.removeValue(for: .launchCount)
+        try suite.defaults.reset(.launchCount)
+        try suite.defaults.reset(.launchCount)
         #expect(await eventually { events.withLock { $0 } == [[0, 1], [1, 2], [2, 3], [3, 0]] })
         withExtendedLifetime(observation) {}
     }
@@ -45,21 +45,21 @@ struct DefaultsObservationTests {
         let suite = TestSuite()
         let name = uniqueKey("repaired")
         let key = DefaultsKey<Int>(name, default: 0)
-        try suite.defaults.set(1, for: key)
+        try suite.defaults.write(1, to: key)
         let events = Locked<[[Int]]>([])
         let observation = suite.defaults.observe(key) { old, new in events.withLock { $0.append([old, new]) } }
         nonisolated(unsafe) let defaults = suite.defaults
         ReportedFailures.onFailure(of: name) { failure in
             guard failure.operation == .read else { return }
-            try? defaults.set(7, for: key)
+            try? defaults.write(7, to: key)
         }
         suite.defaults.set("not a number", forKey: name)  // written by something else
         // A package write to the same key name, in another suite, makes the observer look again.
         let other = TestSuite()
         nonisolated(unsafe) let otherDefaults = other.defaults
-        #expect(await finishes { try? otherDefaults.set(5, for: key) })
+        #expect(await finishes { try? otherDefaults.write(5, to: key) })
         #expect(await eventually { events.withLock { $0 } == [[1, 0], [0, 7]] }, "\(events.withLock { $0 })")
-        #expect(try suite.defaults.value(for: key) == 7)
+        #expect(try suite.defaults.read(key) == 7)
         withExtendedLifetime(observation) {}
     }
 
@@ -71,9 +71,9 @@ struct DefaultsObservationTests {
         nonisolated(unsafe) let defaults = suite.defaults
         let observation = suite.defaults.observe(key) { old, new in
             events.withLock { $0.append([old, new]) }
-            if new == 1 { try? defaults.set(2, for: key) }
+            if new == 1 { try? defaults.write(2, to: key) }
         }
-        #expect(await finishes { try? defaults.set(1, for: key) })
+        #expect(await finishes { try? defaults.write(1, to: key) })
         #expect(await eventually { events.withLock { $0 } == [[0, 1], [1, 2]] }, "\(events.withLock { $0 })")
         withExtendedLifetime(observation) {}
     }
@@ -88,12 +88,12 @@ struct DefaultsObservationTests {
             var seen: [Int] = []
             for await value in stream {
                 seen.append(value)
-                if value == 1 { try? defaults.set(2, for: key) }
+                if value == 1 { try? defaults.write(2, to: key) }
                 if value == 2 { break }
             }
             return seen
         }
-        try suite.defaults.set(1, for: key)
+        try suite.defaults.write(1, to: key)
         #expect(await consumer.value == [0, 1, 2])
     }
 
@@ -287,7 +287,7 @@ struct DefaultsObservationTests {
         }
         suite.defaults[key] = 4242
         #expect(suite.defaults[key] == 4242)
-        #expect(try suite.defaults.value(for: key) == 4242)
+        #expect(try suite.defaults.read(key) == 4242)
         #expect(events.withLock { $0 } > 0)
         withExtendedLifetime(observations) {}
     }
@@ -310,7 +310,7 @@ struct DefaultsObservationTests {
                 }
             }
         }
-        let stored = try suite.defaults.value(for: key)
+        let stored = try suite.defaults.read(key)
         // The next change reports as its old value what the observer last saw.
         events.withLock { $0 = [] }
         suite.defaults[key] = 99_999
@@ -330,7 +330,7 @@ struct DefaultsObservationTests {
         suite.defaults[key] = 1
         let writeOfA = ObservationRegistry.shared.recordWrite(of: key.name)
         suite.defaults[key] = 2
-        suite.defaults.announceChange(of: key.name, written: WrittenTree(defaults: suite.defaults, tree: 1, write: writeOfA))
+        ObservationRegistry.shared.check(key.name, written: WrittenTree(defaults: suite.defaults, tree: 1, write: writeOfA))
         #expect(await eventually { events.withLock { $0.count } >= 2 })
         #expect(events.withLock { $0 } == [[0, 1], [1, 2]])
         withExtendedLifetime(observation) {}

@@ -1,0 +1,84 @@
+//
+//  SuiteErrors.swift
+//  DefaultsCoder
+//
+//  The errors of the suite layer: a suite file that cannot be read, and the file
+//  system's failures, each with the path.
+//
+
+import Foundation
+
+/// The file behind a `UserDefaults` suite exists but cannot be read, so writing to the
+/// suite would replace every value in it.
+///
+/// Thrown by the package's writes (`encode(_:forKey:)`, `write(_:to:)`, `reset(_:)`,
+/// `migrate(_:versionKey:)`) before anything is written, and by its throwing reads
+/// (`decode(_:forKey:)`, `read(_:)`) when a key is absent because of it; the subscript
+/// and `@UserDefault` report it to `DefaultsFailure.handler`. The file is left as it is:
+/// repair it, or move it aside with `UserDefaults.moveUnreadableFileAside()`.
+///
+/// Only where Foundation keeps the file itself (not on Apple platforms, where
+/// `cfprefsd` owns it) and where the package can locate it.
+public struct UnreadableDefaultsFile: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The suite's file.
+    public let url: URL
+    /// Why it cannot be read: `"it is empty"` or the parser's message.
+    public let reason: String
+
+    /// `The UserDefaults file /home/me/.config/app.plist cannot be read (it is empty); …`.
+    public var description: String {
+        "The UserDefaults file \(url.path) cannot be read (\(reason)); "
+            + "writing would replace every value in it, so nothing was written. Repair it or move it aside."
+    }
+}
+
+/// The file system refused what the suite layer needed to do with a suite's file: lock
+/// it, write it, or move it. Nothing was changed.
+///
+/// ```swift
+/// do {
+///     try defaults.encode(settings, forKey: "settings")
+/// } catch let error as DefaultsSuiteError {
+///     print(error.path, error.reason)   // "/home/me/.config/app.plist", "Permission denied"
+/// }
+/// ```
+///
+/// Thrown on Linux, where the package writes suite files itself.
+public struct DefaultsSuiteError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What the suite layer was doing.
+    public enum Operation: String, Sendable, Equatable {
+        /// Taking the lock that package writes of the file take turns on, in every process.
+        case lock
+        /// Writing the file's new contents next to it and renaming them over it.
+        case write
+        /// Moving an unreadable file aside.
+        case moveAside
+        /// Writing one suite twice in one change: a migration that moves a key into the
+        /// suite it migrates, under another spelling of its name.
+        case sameSuiteTwice
+    }
+
+    /// What the suite layer was doing.
+    public let operation: Operation
+    /// The file it was doing it to.
+    public let path: String
+    /// Why it failed: the system's message.
+    public let reason: String
+
+    /// `Cannot write the UserDefaults file /home/me/.config/app.plist: Permission denied. Nothing was changed.`
+    public var description: String {
+        let doing: String
+        switch operation {
+        case .lock: doing = "lock"
+        case .write: doing = "write"
+        case .moveAside: doing = "move aside"
+        case .sameSuiteTwice: doing = "write twice in one change"
+        }
+        return "Cannot \(doing) the UserDefaults file \(path): \(reason). Nothing was changed."
+    }
+
+    /// The error for `operation` on `path`, from the C library's `errno`.
+    static func system(_ operation: Operation, _ path: String, errno code: Int32) -> DefaultsSuiteError {
+        DefaultsSuiteError(operation: operation, path: path, reason: String(cString: strerror(code)))
+    }
+}

@@ -1,0 +1,313 @@
+//
+//  SuiteFile.swift
+//  DefaultsCoder
+//
+//  A suite's file, where Foundation keeps it itself (Linux, Windows): found from the
+//  suite's name, known by its real path, read through the checked reader and written by
+//  replacing it in one rename, under a lock that every process running this package
+//  takes. Foundation's own `synchronize()` rewrites the file in place (truncate, then
+//  write), with no lock between processes: a kill in between leaves an empty file, and
+//  two processes writing together lose each other's keys. Package writes never do.
+//
+
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One object per file, shared by every `UserDefaults` object of the suite, however its
+/// name was spelled.
+final class SuiteFile: @unchecked Sendable {
+    // Unchecked: the constants are Sendable; `lock` guards `lockDepth` and
+    // `lockDescriptor`, and `Locked` the rest. `NSRecursiveLock` is thread-safe but not
+    // marked `Sendable` in every SDK.
+
+    /// `$XDG_CONFIG_HOME`, or `~/.config`: where Foundation on Linux keeps suites. Read
+    /// once, as Foundation does; `ProcessInfo.environment` builds a dictionary per call.
+    static let configDirectory: URL = {
+        let environment = ProcessInfo.processInfo.environment
+        return environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
+            ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".config")
+    }()
+
+    private static let files = Locked<[String: SuiteFile]>([:])
+
+    /// The file Foundation keeps the suite `name` in (`nil`: the app's own suite), known
+    /// by its real path: `dir/./app`, a symbolic link to the directory, or to the file,
+    /// all name one file and so one object.
+    static func named(_ name: String?) -> SuiteFile {
+        let spelled: String
+        switch name {
+        case let name? where name.hasPrefix("/"):
+            // A suite named by an absolute path lives at that path (measured on Linux).
+            spelled = name + ".plist"
+        case let name?:
+            spelled = configDirectory.appendingPathComponent("\(name).plist").path
+        case nil:
+            let app = Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
+            spelled = configDirectory.appendingPathComponent("\(app).plist").path
+        }
+        let path = realPath(spelled)
+        return files.withLock { files in
+            if let file = files[path] { return file }
+            let file = SuiteFile(path: path)
+            files[path] = file
+            return file
+        }
+    }
+
+    /// The path with every symbolic link and `.`/`..` resolved: the file's own when it
+    /// exists, else its directory's with the file's name.
+    private static func realPath(_ path: String) -> String {
+        if let resolved = realpath(path, nil) {
+            defer { free(resolved) }
+            return String(cString: resolved)
+        }
+        let url = URL(fileURLWithPath: path)
+        let directory = url.deletingLastPathComponent().path
+        guard let resolved = realpath(directory, nil) else { return url.standardizedFileURL.path }
+        defer { free(resolved) }
+        return String(cString: resolved) + "/" + url.lastPathComponent
+    }
+
+    /// The file's real path.
+    let path: String
+    /// The file's URL.
+    let url: URL
+
+    /// Package writes of this file take turns on it in this process; recursive, since a
+    /// failure handler or an observer called during a write may write again.
+    private let lock = NSRecursiveLock()
+    /// How deep the current thread holds `lock`, and the `flock(2)` it holds on the lock
+    /// file while it does: a second `flock` of the file from this process would wait for
+    /// the first forever.
+    private var lockDepth = 0
+    private var lockDescriptor: Int32 = -1
+
+    /// The file as last read or written: by its identity, size and dates, so that a
+    /// write costs a `stat` rather than a parse unless the file changed. (Failures are
+    /// remembered too: Foundation on Linux leaks a little on every failed parse.)
+    private let known = Locked<(stamp: Stamp, contents: Result<[String: Any], UnreadableDefaultsFile>)?>(nil)
+
+    private init(path: String) {
+        self.path = path
+        self.url = URL(fileURLWithPath: path)
+    }
+
+    // MARK: - Lock
+
+    /// Runs `body` holding this process's turn and an exclusive `flock(2)` on `FILE.lock`
+    /// next to the file, which every process running this package takes before writing.
+    func withLock<R>(_ body: () throws -> R) throws -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        if lockDepth == 0 { try lockAcrossProcesses() }
+        lockDepth += 1
+        defer {
+            lockDepth -= 1
+            if lockDepth == 0 { unlockAcrossProcesses() }
+        }
+        return try body()
+    }
+
+    private func lockAcrossProcesses() throws {
+        let lockPath = path + ".lock"
+        try createDirectory()
+        let descriptor = open(lockPath, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw DefaultsSuiteError.system(.lock, lockPath, errno: errno) }
+        while flock(descriptor, LOCK_EX) != 0 {
+            guard errno == EINTR else {
+                let code = errno
+                close(descriptor)
+                throw DefaultsSuiteError.system(.lock, lockPath, errno: code)
+            }
+        }
+        lockDescriptor = descriptor
+    }
+
+    private func unlockAcrossProcesses() {
+        flock(lockDescriptor, LOCK_UN)
+        close(lockDescriptor)
+        lockDescriptor = -1
+    }
+
+    /// The directory, made as Foundation makes it (owner only) when it is missing.
+    private func createDirectory() throws {
+        let directory = url.deletingLastPathComponent().path
+        guard !FileManager.default.fileExists(atPath: directory) else { return }
+        do {
+            try FileManager.default.createDirectory(
+                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw DefaultsSuiteError(operation: .lock, path: directory, reason: (error as NSError).localizedDescription)
+        }
+    }
+
+    // MARK: - Reading
+
+    /// The file's size, dates and identity, following a symbolic link; `nil` when there
+    /// is nothing there (also a link to nothing), so nothing to lose.
+    private struct Stamp: Equatable {
+        var device: UInt64
+        var inode: UInt64
+        var size: Int64
+        var modified: timespec
+        var changed: timespec
+
+        static func == (lhs: Stamp, rhs: Stamp) -> Bool {
+            lhs.device == rhs.device && lhs.inode == rhs.inode && lhs.size == rhs.size
+                && lhs.modified.tv_sec == rhs.modified.tv_sec && lhs.modified.tv_nsec == rhs.modified.tv_nsec
+                && lhs.changed.tv_sec == rhs.changed.tv_sec && lhs.changed.tv_nsec == rhs.changed.tv_nsec
+        }
+    }
+
+    private func stamp() -> Stamp? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        #if canImport(Darwin)
+        return Stamp(
+            device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
+            modified: info.st_mtimespec, changed: info.st_ctimespec)
+        #else
+        return Stamp(
+            device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
+            modified: info.st_mtim, changed: info.st_ctim)
+        #endif
+    }
+
+    /// Why the file cannot be read, or `nil` when it parses or is absent.
+    func problem() -> UnreadableDefaultsFile? {
+        guard case .failure(let problem)? = read() else { return nil }
+        return problem
+    }
+
+    /// The suite's values as the file holds them: `[:]` when there is no file.
+    /// - Throws: `UnreadableDefaultsFile` when the file does not parse.
+    func contents() throws(UnreadableDefaultsFile) -> [String: Any] {
+        try read()?.get() ?? [:]
+    }
+
+    /// Reads and parses the file unless it is as last seen; `nil` when there is no file.
+    ///
+    /// Foundation rewrites a suite's file in place for an app's plain `set(_:forKey:)`
+    /// (a `synchronize()` of any suite writes every suite with unsaved changes, on any
+    /// thread, in any process, outside this package's lock). A file caught in between
+    /// reads as empty or cut short. So a file that does not parse is called unreadable
+    /// only once it has stayed as it is through a pause of 32 ms; while it keeps changing
+    /// it is read again, for up to two seconds.
+    private func read() -> Result<[String: Any], UnreadableDefaultsFile>? {
+        guard var found = stamp() else { return nil }
+        if let last = known.withLock({ $0 }), last.stamp == found { return last.contents }
+        let deadline = Date().addingTimeInterval(2)
+        var pause: UInt32 = 1_000
+        while true {
+            let result = parse()
+            guard case .failure = result else {
+                known.withLock { $0 = (found, result) }
+                return result
+            }
+            usleep(pause)
+            guard let now = stamp() else { return nil }
+            let settled = pause >= 32_000 && now == found
+            if settled || Date() > deadline {
+                known.withLock { $0 = (now, result) }
+                return result
+            }
+            found = now
+            pause = min(pause * 2, 64_000)
+        }
+    }
+
+    private func parse() -> Result<[String: Any], UnreadableDefaultsFile> {
+        do {
+            let data = try Data(contentsOf: url)
+            return .success(try PropertyListReader.dictionary(from: data))
+        } catch let problem as PropertyListReader.Problem {
+            return .failure(UnreadableDefaultsFile(url: url, reason: problem.reason))
+        } catch {
+            return .failure(UnreadableDefaultsFile(url: url, reason: (error as NSError).localizedDescription))
+        }
+    }
+
+    // MARK: - Writing
+
+    /// Replaces the file with `values` in one rename: the new contents go to a file next
+    /// to it, with the old file's mode (and owner, where the process may set it), which
+    /// is then renamed over it. A process killed at any instant leaves the old file or
+    /// the new one. An empty suite has no file, as Foundation leaves it. Call it holding
+    /// `withLock`.
+    func replace(with values: [String: Any]) throws {
+        if values.isEmpty {
+            if unlink(path) != 0 && errno != ENOENT { throw DefaultsSuiteError.system(.write, path, errno: errno) }
+            known.withLock { $0 = nil }
+            return
+        }
+        let data: Data
+        do {
+            data = try PropertyListSerialization.data(fromPropertyList: values, format: .xml, options: 0)
+        } catch {
+            throw DefaultsSuiteError(operation: .write, path: path, reason: (error as NSError).localizedDescription)
+        }
+        try createDirectory()
+        var existing = stat()
+        let exists = stat(path, &existing) == 0
+        let temporary = path + ".defaultscoder-new"
+        let descriptor = open(temporary, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw DefaultsSuiteError.system(.write, temporary, errno: errno) }
+        var failure: Int32 = 0
+        if exists {
+            // The owner first: changing it can clear the mode's set-id bits.
+            if existing.st_uid != geteuid() || existing.st_gid != getegid() {
+                _ = fchown(descriptor, existing.st_uid, existing.st_gid)
+            }
+            if fchmod(descriptor, existing.st_mode & 0o7777) != 0 { failure = errno }
+        }
+        if failure == 0 { failure = Self.writeAll(data, to: descriptor) }
+        if close(descriptor) != 0 && failure == 0 { failure = errno }
+        if failure == 0 && rename(temporary, path) != 0 { failure = errno }
+        guard failure == 0 else {
+            unlink(temporary)
+            throw DefaultsSuiteError.system(.write, path, errno: failure)
+        }
+        if let stamp = stamp() { known.withLock { $0 = (stamp, .success(values)) } }
+    }
+
+    private static func writeAll(_ data: Data, to descriptor: Int32) -> Int32 {
+        data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) -> Int32 in
+            var offset = 0
+            while offset < bytes.count {
+                let written = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                offset += written
+            }
+            return 0
+        }
+    }
+
+    /// Moves an unreadable file aside, to `NAME.unreadable-DATE-ID.plist` next to it: a
+    /// new name every time, however often it is called. Call it holding `withLock`.
+    ///
+    /// - Returns: Where the file went, or `nil` when there is no unreadable file.
+    func moveAside() throws -> URL? {
+        guard let problem = problem() else { return nil }
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let stamp = formatter.string(from: Date()).replacingOccurrences(of: ":", with: "-")
+        let unique = UUID().uuidString.prefix(8).lowercased()
+        let name = problem.url.deletingPathExtension().lastPathComponent + ".unreadable-\(stamp)-\(unique).plist"
+        let destination = problem.url.deletingLastPathComponent().appendingPathComponent(name)
+        // link(2) and unlink(2), not rename(2): a rename would replace a file already there.
+        guard link(path, destination.path) == 0 else { throw DefaultsSuiteError.system(.moveAside, path, errno: errno) }
+        guard unlink(path) == 0 else { throw DefaultsSuiteError.system(.moveAside, path, errno: errno) }
+        known.withLock { $0 = nil }
+        return destination
+    }
+}
