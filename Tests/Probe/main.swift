@@ -11,6 +11,9 @@
 //      defaults-coder-probe argument KEY …       object(forKey:) of the standard defaults, as a binary plist
 //      defaults-coder-probe migrate SUITE [pause] runs `Migrations.app` on the suite, saying
 //                                                 what it does on stdout; `pause` stops in step 2
+//      defaults-coder-probe hammer SUITE MODE    writes the key "n" with MODE (encode, reset,
+//                                                 subscript, migrate) until it is killed
+//      defaults-coder-probe keys SUITE PREFIX N  encodes PREFIX0 … PREFIX(N-1), one write each
 //
 
 import DefaultsCoder
@@ -85,9 +88,45 @@ func run(_ arguments: [String]) -> Int32 {
             FileHandle.standardError.write(Data("\(error)\n".utf8))
             return 1
         }
+    case "hammer" where arguments.count == 3:
+        guard let defaults = UserDefaults(suiteName: arguments[1]) else { return 2 }
+        hammer(defaults, mode: arguments[2])
+    case "keys" where arguments.count == 4:
+        guard let defaults = UserDefaults(suiteName: arguments[1]), let count = Int(arguments[3]) else { return 2 }
+        do {
+            for index in 0..<count { try defaults.encode(index, forKey: arguments[2] + String(index)) }
+            return 0
+        } catch {
+            FileHandle.standardError.write(Data("\(error)\n".utf8))
+            return 1
+        }
     default:
         FileHandle.standardError.write(Data("usage: defaults-coder-probe read SUITE | write SUITE FILE | argument KEY … | migrate SUITE [pause]\n".utf8))
         return 2
+    }
+}
+
+/// Writes the key "n" over and over, as `mode` says, until the process is killed; says
+/// "writing" once the first write is done.
+func hammer(_ defaults: UserDefaults, mode: String) -> Never {
+    let key = DefaultsKey<Int>("n", default: 0)
+    var value = 0
+    while true {
+        value += 1
+        do {
+            switch mode {
+            case "encode": try defaults.encode(value, forKey: "n")
+            case "reset": try value.isMultiple(of: 2) ? defaults.reset(key) : defaults.write(value, to: key)
+            case "subscript": defaults[key] = value
+            case "migrate":
+                try defaults.migrate(DefaultsMigration(version: value, .convert("n", from: Int.self) { $0 + 1 }))
+            default: exit(2)
+            }
+        } catch {
+            FileHandle.standardError.write(Data("\(error)\n".utf8))
+            exit(1)
+        }
+        if value == 1 { say("writing") }
     }
 }
 

@@ -110,7 +110,10 @@ extension UserDefaults {
         handler: @escaping @Sendable (Value, Value) -> Void
     ) -> (observation: DefaultsObservation, current: Value) {
         let observer = KeyObserver(defaults: self, key: key, handler: handler)
+        // Listening first, reading second: a write that lands in between is either read
+        // here or announced to an observer that is already listening, never missed.
         ObservationRegistry.shared.add(observer, for: key.name)
+        observer.recheck(written: nil)
         return (DefaultsObservation(name: key.name, observer: observer), observer.current)
     }
 }
@@ -205,14 +208,14 @@ private final class KeyObserver<Value: Codable & Sendable>: Rechecking, @uncheck
     private let defaults: UserDefaults
     private let key: DefaultsKey<Value>
     private let handler: @Sendable (Value, Value) -> Void
-    private let last: Locked<(stored: Any?, value: Value, isCancelled: Bool)>
+    /// What the observer last read; `isRead` is false until its first read.
+    private let last: Locked<(stored: Any?, value: Value, isCancelled: Bool, isRead: Bool)>
 
     init(defaults: UserDefaults, key: DefaultsKey<Value>, handler: @escaping @Sendable (Value, Value) -> Void) {
         self.defaults = defaults
         self.key = key
         self.handler = handler
-        let stored = defaults.object(forKey: key.name)
-        last = Locked((stored, defaults.readValue(for: key, stored: stored), false))
+        last = Locked((nil, key.defaultValue, false, false))
     }
 
     /// Under the same lock as `recheck`'s comparison: an announcement that took its list
@@ -240,7 +243,9 @@ private final class KeyObserver<Value: Codable & Sendable>: Rechecking, @uncheck
                 failure = DefaultsFailure(key: key.name, operation: .read, error: error)
                 value = key.defaultValue
             }
-            defer { (last.stored, last.value) = (stored, value) }
+            defer { (last.stored, last.value, last.isRead) = (stored, value, true) }
+            // The first read sets where the observer starts; it is no change.
+            if !last.isRead { return nil }
             if isSame(last.value, value, stored: last.stored, stored) { return nil }
             return (last.value, value)
         }

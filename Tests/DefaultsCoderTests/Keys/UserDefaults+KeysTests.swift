@@ -137,7 +137,7 @@ struct UserDefaultsKeysTests {
     func legacyIsOptIn() throws {
         let suite = TestSuite()
         suite.defaults.set(try JSONEncoder().encode(User(id: 7, name: "Bo")), forKey: "account")
-        let error = caught(DecodingError.self) { try suite.defaults.value(for: DefaultsKey<User?>("account")) }
+        let error = caught(DecodingError.self) { try suite.defaults.read(DefaultsKey<User?>("account")) }
         #expect(debugDescription(of: error) == "Expected Dictionary at SELF, found Data")
     }
 
@@ -145,10 +145,38 @@ struct UserDefaultsKeysTests {
     func brokenBlob() throws {
         let suite = TestSuite()
         suite.defaults.set(Data("{".utf8), forKey: "account")
-        let error = caught(DecodingError.self) { try suite.defaults.value(for: DefaultsKey<User?>("account", legacy: .json)) }
+        let error = caught(DecodingError.self) { try suite.defaults.read(DefaultsKey<User?>("account", legacy: .json)) }
         guard case .dataCorrupted? = error else {
             Issue.record("expected dataCorrupted, got \(String(describing: error))")
             return
         }
+    }
+}
+
+/// The names renamed in 0.4 still compile, deprecated, and do what the new ones do.
+@Suite("UserDefaults+Keys, deprecated names")
+struct DeprecatedKeyNamesTests {
+    @Test("value(for:), set(_:for:) and removeValue(for:) forward to read, write and reset")
+    func oldSpellings() throws {
+        let suite = TestSuite()
+        try (OldSpellings() as any SpellingRoundTrip).run(suite.defaults)
+        #expect(try suite.defaults.read(DefaultsKey<Int>("old", default: 7)) == 7)
+        #expect(suite.defaults.object(forKey: "old") == nil)
+    }
+}
+
+/// Called through a protocol, so that the deprecated names are used without a warning
+/// (the build treats warnings as errors).
+private protocol SpellingRoundTrip {
+    func run(_ defaults: UserDefaults) throws
+}
+
+private struct OldSpellings: SpellingRoundTrip {
+    @available(*, deprecated, message: "uses the deprecated names on purpose")
+    func run(_ defaults: UserDefaults) throws {
+        let key = DefaultsKey<Int>("old", default: 7)
+        try defaults.set(3, for: key)
+        #expect(try defaults.value(for: key) == 3)
+        try defaults.removeValue(for: key)
     }
 }

@@ -370,7 +370,7 @@ struct UserDefaultsCodableTests {
         suite.defaults.set("YES", forKey: "flag")
         suite.defaults.set("3", forKey: "count")
         #expect(try suite.defaults.decode(Bool.self, forKey: "flag") == true)
-        #expect(try suite.defaults.value(for: DefaultsKey<Int>("count", default: 0)) == 3)
+        #expect(try suite.defaults.read(DefaultsKey<Int>("count", default: 0)) == 3)
         suite.defaults.set("other", forKey: "flag")
         #expect(throws: DecodingError.self) { try suite.defaults.decode(Bool.self, forKey: "flag") }
     }

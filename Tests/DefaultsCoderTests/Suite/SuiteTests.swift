@@ -1,0 +1,276 @@
+//
+//  SuiteTests.swift
+//  DefaultsCoderTests
+//
+//  The one write path: what a package write guarantees on disk, across processes, and
+//  to observers. The crash and multi-process tests apply where the package writes the
+//  file itself (Linux).
+//
+
+import Foundation
+import Testing
+
+@testable import DefaultsCoder
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+@Suite("Suite")
+struct SuiteTests {
+
+    // MARK: - Crashes
+
+    #if !canImport(Darwin)
+    @Test(
+        "a process killed at any instant of a write leaves a file that parses, with every other key intact",
+        arguments: ["encode", "reset", "subscript", "migrate"])
+    func killedWriter(mode: String) async throws {
+        let suite = TestSuite("killed" + mode)
+        try suite.defaults.encode("kept", forKey: "filler")
+        try suite.defaults.encode(0, forKey: "n")
+        let temporary = suite.fileURL.path + ".defaultscoder-new"
+        for attempt in 0..<8 {
+            let child = try ChildProcess("defaults-coder-probe", ["hammer", suite.name, mode])
+            try child.waitForLine("writing")
+            if attempt.isMultiple(of: 2) {
+                // Right when the next file appears next to the old one.
+                let deadline = Date().addingTimeInterval(5)
+                while access(temporary, F_OK) != 0 && Date() < deadline {}
+            } else {
+                usleep(UInt32(1_000 * (attempt * 3)))
+            }
+            child.kill()
+            let data = try Data(contentsOf: suite.fileURL)
+            let values = try #require(try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any])
+            #expect(values["filler"] as? String == "kept", "attempt \(attempt)")
+            if mode != "reset" { #expect(values["n"] is Int, "attempt \(attempt)") }
+        }
+    }
+
+    @Test("the file is never seen empty or half written while another process writes")
+    func neverTorn() async throws {
+        let suite = TestSuite()
+        try suite.defaults.encode(String(repeating: "x", count: 20_000), forKey: "filler")
+        let child = try ChildProcess("defaults-coder-probe", ["hammer", suite.name, "encode"])
+        try child.waitForLine("writing")
+        var torn = 0
+        for _ in 0..<300 {
+            guard let data = try? Data(contentsOf: suite.fileURL) else { continue }
+            if (try? PropertyListSerialization.propertyList(from: data, format: nil)) == nil { torn += 1 }
+        }
+        child.kill()
+        #expect(torn == 0)
+    }
+
+    @Test("processes writing different keys of one suite together keep every key")
+    func processesKeepEachOthersKeys() async throws {
+        let suite = TestSuite()
+        let name = suite.name
+        async let first = run("defaults-coder-probe", ["keys", name, "a", "40"])
+        async let second = run("defaults-coder-probe", ["keys", name, "b", "40"])
+        let results = try await [first, second]
+        #expect(results.map(\.status) == [0, 0])
+        let values = try await SecondProcess.read(suite)
+        let missing = (0..<40).flatMap { ["a\($0)", "b\($0)"] }.filter { values[$0] == nil }
+        #expect(missing == [])
+    }
+    #endif
+
+    // MARK: - The file
+
+    #if !canImport(Darwin)
+    @Test("a package write keeps the file's mode", arguments: [0o600, 0o640, 0o604])
+    func modeKept(mode: Int) throws {
+        let suite = TestSuite("mode\(mode)")
+        try suite.defaults.encode(1, forKey: "a")
+        #expect(chmod(suite.fileURL.path, mode_t(mode)) == 0)
+        try suite.defaults.encode(2, forKey: "b")
+        try suite.defaults.migrate(DefaultsMigration(version: 1, .rename("a", to: "c")))
+        var info = stat()
+        #expect(stat(suite.fileURL.path, &info) == 0)
+        #expect(Int(info.st_mode & 0o7777) == mode)
+    }
+
+    @Test("a new suite file is created readable by its owner only")
+    func newFileIsPrivate() throws {
+        let suite = TestSuite()
+        try suite.defaults.encode(1, forKey: "a")
+        var info = stat()
+        #expect(stat(suite.fileURL.path, &info) == 0)
+        #expect(info.st_mode & 0o7777 == 0o600)
+    }
+
+    @Test("an app's unsaved plain set(_:forKey:) is kept beside a package write")
+    func pendingPlainSetKept() async throws {
+        let suite = TestSuite()
+        suite.defaults.set("plain", forKey: "plain")
+        try suite.defaults.encode("package", forKey: "package")
+        let values = try await SecondProcess.read(suite)
+        #expect(values["plain"] as? String == "plain")
+        #expect(values["package"] as? String == "package")
+    }
+
+    @Test("another process's key, written after this process read the suite, survives a package write")
+    func otherProcessKeySurvives() async throws {
+        let suite = TestSuite()
+        try suite.defaults.encode(1, forKey: "mine")
+        #expect(suite.defaults.integer(forKey: "mine") == 1)
+        try await SecondProcess.write(["theirs": 2], into: suite)
+        try suite.defaults.encode(3, forKey: "mine")
+        let values = try await SecondProcess.read(suite)
+        #expect(values["theirs"] as? Int == 2)
+        #expect(values["mine"] as? Int == 3)
+    }
+
+    @Test("other spellings of a suite's name, and a symbolic link to its directory, are the same suite")
+    func oneSuitePerFile() throws {
+        let suite = TestSuite()
+        let directory = SuiteFile.configDirectory.path
+        let link = FileManager.default.temporaryDirectory.appendingPathComponent("config-link-\(UUID().uuidString)").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: directory)
+        defer { try? FileManager.default.removeItem(atPath: link) }
+        let spellings = ["\(directory)/./\(suite.name)", "\(directory)/../\(URL(fileURLWithPath: directory).lastPathComponent)/\(suite.name)", "\(link)/\(suite.name)"]
+        for spelling in spellings {
+            let other = try #require(UserDefaults(suiteName: spelling))
+            #expect(Suite.of(other).file === Suite.of(suite.defaults).file, "\(spelling)")
+        }
+    }
+
+    @Test("a directory that cannot be made throws the suite layer's error with the path")
+    func fileSystemFailure() throws {
+        let blocker = FileManager.default.temporaryDirectory.appendingPathComponent("blocker-\(UUID().uuidString)")
+        try Data("a file, not a directory".utf8).write(to: blocker)
+        defer { try? FileManager.default.removeItem(at: blocker) }
+        let defaults = try #require(UserDefaults(suiteName: blocker.path + "/suite"))
+        let error = caught(DefaultsSuiteError.self) { try defaults.encode(1, forKey: "a") }
+        #expect(error?.operation == .lock)
+        #expect(error?.path == blocker.path + "/suite.plist.lock")
+    }
+    #endif
+
+    // MARK: - Keys
+
+    @Test(
+        "a key the file cannot keep is refused by every way of writing one",
+        arguments: [
+            "encode", "write", "rename", "move", "convert", "convert to key",
+        ])
+    func byteOrderMarkKeys(way: String) throws {
+        let suite = TestSuite("bom" + way.filter(\.isLetter))
+        let other = TestSuite("bomOther" + way.filter(\.isLetter))
+        try suite.defaults.encode(1, forKey: "a")
+        try suite.defaults.encode(2, forKey: "b")
+        let bad = "\u{FEFF}b"
+        let attempt: () throws -> Void
+        switch way {
+        case "encode": attempt = { try suite.defaults.encode(3, forKey: bad) }
+        case "write": attempt = { try suite.defaults.write(3, to: DefaultsKey<Int>(bad, default: 0)) }
+        case "rename": attempt = { try suite.defaults.migrate(DefaultsMigration(version: 1, .rename("a", to: bad))) }
+        case "move": attempt = { try suite.defaults.migrate(DefaultsMigration(version: 1, .move("a", to: bad, intoSuite: other.name))) }
+        case "convert": attempt = { try suite.defaults.migrate(DefaultsMigration(version: 1, .convert("a", from: Int.self, to: bad) { $0 })) }
+        default:
+            attempt = {
+                try suite.defaults.migrate(DefaultsMigration(version: 1, .convert("a", from: Int.self, to: DefaultsKey<Int>(bad, default: 0)) { $0 }))
+            }
+        }
+        #expect(throws: (any Error).self) { try attempt() }
+        #expect(suite.defaults.integer(forKey: "a") == 1)
+        #expect(suite.defaults.integer(forKey: "b") == 2)
+        #expect(suite.defaults.object(forKey: bad) == nil)
+        #expect(other.defaults.object(forKey: bad) == nil)
+        #expect(try suite.defaults.migrationVersion() == 0)
+    }
+
+    // MARK: - Announcing
+
+    @Test("a change is announced on every object the app holds for the suite")
+    func notificationOnEveryObject() async throws {
+        let suite = TestSuite()
+        let other = try #require(UserDefaults(suiteName: suite.name))
+        _ = Suite.of(other)
+        let heard = Locked<[String]>([])
+        let token = NotificationCenter.default.addObserver(forName: UserDefaults.keyDidChangeNotification, object: other, queue: nil) {
+            note in heard.withLock { $0.append(note.userInfo?["key"] as? String ?? "") }
+        }
+        defer { NotificationCenter.default.removeObserver(token) }
+        try suite.defaults.encode(1, forKey: "a")
+        try suite.defaults.migrate(DefaultsMigration(version: 1, .rename("a", to: "b")))
+        // The rename writes its new key first, then removes the old one.
+        #expect(heard.withLock { $0 } == ["a", "b", "a", DefaultsMigration.versionKey])
+    }
+
+    @Test("an observer started while another thread writes reports that write or starts after it")
+    func observerDuringWrite() async throws {
+        let suite = TestSuite()
+        let key = DefaultsKey<Int>("raced", default: 0)
+        var stale = 0
+        for trial in 1...150 {
+            let written = Locked(false)
+            let defaults = SendableAny(suite.defaults)
+            let writer = Thread {
+                (defaults.value as! UserDefaults)[key] = trial
+                written.withLock { $0 = true }
+            }
+            writer.start()
+            let seen = Locked<Int?>(nil)
+            let observation = suite.defaults.observe(key) { _, new in seen.withLock { $0 = new } }
+            let streamed = Locked<Int?>(nil)
+            let stream = suite.defaults.updates(for: key)
+            let reader = Task { for await value in stream { streamed.withLock { $0 = value } } }
+            _ = await eventually { written.withLock { $0 } }
+            // The stream starts from the current value; either it read the write or it
+            // hears of it. The closure observer hears of it unless it started after it.
+            if !(await eventually(within: 2) { streamed.withLock { $0 } == trial }) { stale += 1 }
+            let closureSaw = seen.withLock { $0 }
+            if closureSaw != nil && closureSaw != trial { stale += 1 }
+            reader.cancel()
+            withExtendedLifetime(observation) {}
+        }
+        #expect(stale == 0)
+    }
+}
+
+/// A child process the test can wait on and kill.
+final class ChildProcess {
+    private let process = Process()
+    private let output = Pipe()
+    private var buffered = Data()
+
+    init(_ name: String, _ arguments: [String]) throws {
+        process.executableURL = try builtExecutable(name)
+        process.arguments = arguments
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+    }
+
+    /// Waits, up to 30 seconds, for the child to print `line`.
+    func waitForLine(_ line: String) throws {
+        let deadline = Date().addingTimeInterval(30)
+        while !String(decoding: buffered, as: UTF8.self).contains(line + "\n") {
+            guard Date() < deadline, process.isRunning else {
+                throw SecondProcess.Failed(description: "the child never said \(line)")
+            }
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { usleep(1_000) }
+            buffered.append(chunk)
+        }
+    }
+
+    /// Kills the child at once and waits for it to be gone.
+    func kill() {
+        #if canImport(Glibc)
+        Glibc.kill(process.processIdentifier, SIGKILL)
+        #else
+        Darwin.kill(process.processIdentifier, SIGKILL)
+        #endif
+        process.waitUntilExit()
+    }
+
+    deinit {
+        if process.isRunning { kill() }
+    }
+}
