@@ -233,6 +233,18 @@ let benchmarks: @Sendable () -> Void = {
             defaults.set(storedTree, forKey: "foundation")
             defaults.synchronize()
         })
+    // The same write in a suite of 2,000 keys: each write reads and rewrites the file.
+    let large = UserDefaults(suiteName: suite + "-2000")!
+    large.removePersistentDomain(forName: suite + "-2000")
+    for index in 0..<2_000 { large.set("filler \(index)", forKey: "filler.\(index)") }
+    large.synchronize()
+    ratio(
+        "Settings defaults, 2,000 keys, ratio write: encode(_:forKey:) ÷ Foundation set(tree) + synchronize",
+        { try large.encode(settings, forKey: "native") },
+        {
+            large.set(storedTree, forKey: "foundation")
+            large.synchronize()
+        })
     ratio(
         "Settings defaults ratio read: decode(_:forKey:) ÷ PropertyListDecoder(data(forKey:))",
         { blackHole(try defaults.decode(Settings.self, forKey: "native")) },

@@ -228,33 +228,39 @@ extension NumberValue {
 extension Decimal {
     /// Parses the whole of `string` as a decimal number, or returns `nil`.
     ///
-    /// `Decimal(string:)` accepts a valid prefix (`"1.5abc"` gives 1.5); this does not.
+    /// The grammar, in full: an optional sign; digits, a point and digits, with digits on
+    /// at least one side of the point; then, optionally, `e` or `E`, an optional sign and
+    /// at least one digit. `"1e"`, `"2E-"`, `"."`, `" 1"` and `"0x1"` are not numbers.
+    /// (`Decimal(string:)` reads a valid prefix: `"1.5abc"` gives 1.5, `"1e"` gives 1.)
     init?(strictString string: String) {
-        var sawDigit = false
-        var sawPoint = false
-        var sawExponent = false
-        var previous: UInt8 = 0
-        for byte in string.utf8 {
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"):
-                sawDigit = true
-            case UInt8(ascii: "+"), UInt8(ascii: "-"):
-                guard previous == 0 || previous == UInt8(ascii: "e") || previous == UInt8(ascii: "E") else { return nil }
-            case UInt8(ascii: "."):
-                guard !sawPoint, !sawExponent else { return nil }
-                sawPoint = true
-            case UInt8(ascii: "e"), UInt8(ascii: "E"):
-                guard sawDigit, !sawExponent else { return nil }
-                sawExponent = true
-            default:
-                return nil
-            }
-            previous = byte
-        }
-        guard sawDigit, let value = Decimal(string: string, locale: Locale(identifier: "en_US_POSIX")) else {
-            return nil
-        }
+        guard Self.isNumberText(string.utf8),
+            let value = Decimal(string: string, locale: Locale(identifier: "en_US_POSIX"))
+        else { return nil }
         self = value
+    }
+
+    /// Whether `text` is a whole number in the grammar of `init(strictString:)`.
+    static func isNumberText(_ text: String.UTF8View) -> Bool {
+        var bytes = text[...]
+        func digits() -> Int {
+            let count = bytes.prefix { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }.count
+            bytes = bytes.dropFirst(count)
+            return count
+        }
+        func skip(_ allowed: UInt8...) -> Bool {
+            guard let first = bytes.first, allowed.contains(first) else { return false }
+            bytes = bytes.dropFirst()
+            return true
+        }
+        _ = skip(UInt8(ascii: "+"), UInt8(ascii: "-"))
+        var mantissa = digits()
+        if skip(UInt8(ascii: ".")) { mantissa += digits() }
+        guard mantissa > 0 else { return false }
+        if skip(UInt8(ascii: "e"), UInt8(ascii: "E")) {
+            _ = skip(UInt8(ascii: "+"), UInt8(ascii: "-"))
+            guard digits() > 0 else { return false }
+        }
+        return bytes.isEmpty
     }
 
     /// The text form that `Decimal(strictString:)` reads back to an equal value.

@@ -299,7 +299,8 @@ extension Suite.Values {
         }
         throw DefaultsMigrationError(
             version: 0, key: versionKey,
-            reason: "the recorded version is \(FoundValue.describing(record).description): \(String(describing: record).prefix(40)), not a version a migration wrote; nothing was run")
+            reason:
+                "the recorded version is \(FoundValue.describing(record).description): \(String(describing: record).prefix(40)), not a version a migration wrote; nothing was run")
     }
     /// Applies one step of the migration to `version`; `suites` are the other suites
     /// the migration writes, by name, in the order they were given to `Suite.change`.

@@ -432,17 +432,44 @@ extension KeyValueEncoder {
 }
 
 extension KeyValueDecoder {
-    /// Decodes a value read with `UserDefaults.object(forKey:)`. At the top, a string is
-    /// read as the `Bool` or number it spells, as launch arguments arrive
-    /// (`LaunchArgumentReadable`).
+    /// Decodes a value read with `UserDefaults.object(forKey:)`. A string at the top that
+    /// is not a `T` is read again as the `Bool` or number it spells, as launch arguments
+    /// and `defaults write` arrive: strictly (`LaunchArgument`), for every type that
+    /// decodes from a `Bool` or a number — `Int`, `Double`, `CGFloat`, `Int128`,
+    /// `Float16`, an `Int`-backed enum alike.
     func decodeFromUserDefaults<T: Decodable>(_ type: T.Type, from object: Any) throws -> T {
-        if let string = flattenOptional(object) as? String,
-            let readable = type as? any LaunchArgumentReadable.Type,
-            let value = readable.launchArgumentValue(string)
-        {
-            return try decode(type, from: value, form: StoredDecodingForm())
+        do {
+            return try decode(type, from: object, form: StoredDecodingForm())
+        } catch let error as DecodingError {
+            // A Decimal is never read from a string: only its own marked form is one.
+            guard Self.isTopLevelMismatch(error), type != Decimal.self, type != Decimal?.self,
+                let string = flattenOptional(object) as? String
+            else { throw error }
+            var closer: (any Error)?
+            for reading in LaunchArgument.readings(of: string) {
+                do {
+                    return try decode(type, from: reading, form: StoredDecodingForm())
+                } catch let other as DecodingError where Self.isTopLevelMismatch(other) && !(reading is Decimal && Self.isExactness(other)) {
+                    continue
+                } catch {
+                    // The string is a number of the wrong size or exactness: say so.
+                    closer = closer ?? error
+                }
+            }
+            throw closer ?? error
         }
-        return try decode(type, from: object, form: StoredDecodingForm())
+    }
+
+    /// A number that was read but does not fit the type (`Decimal at SELF, cannot be
+    /// exactly represented by Int`), rather than a value of another kind.
+    private static func isExactness(_ error: DecodingError) -> Bool {
+        guard case .typeMismatch(_, let context) = error else { return false }
+        return context.debugDescription.contains("cannot be exactly represented")
+    }
+
+    private static func isTopLevelMismatch(_ error: DecodingError) -> Bool {
+        guard case .typeMismatch(_, let context) = error else { return false }
+        return context.codingPath.isEmpty
     }
 }
 
@@ -450,50 +477,21 @@ extension KeyValueDecoder {
 
 /// Launch arguments (`./app -flag YES -count 2`, an Xcode scheme's arguments) and
 /// `defaults write` reach an app as strings, and `bool(forKey:)`, `integer(forKey:)` and
-/// `double(forKey:)` read them. At the top of a stored value, a string is read the same
-/// way for a `Bool` or a number, but strictly: `"YES"`, `"no"`, `"true"`, `"1"` are
-/// booleans and `"42"`, `"2.5"` numbers under the usual exactness rules; `"other"` is
-/// neither and still throws.
-protocol LaunchArgumentReadable {
-    /// The value a launch-argument string spells for this type, or `nil`.
-    static func launchArgumentValue(_ string: String) -> Any?
-}
-
-extension Bool: LaunchArgumentReadable {
-    static func launchArgumentValue(_ string: String) -> Any? {
+/// `double(forKey:)` read them. At the top of a stored value, a string that does not
+/// decode as it is is read the same way, but strictly: `"YES"`, `"no"`, `"true"`, `"1"`
+/// are booleans; a whole number in the grammar of `Decimal(strictString:)` (`"42"`,
+/// `"-2.5"`, `"1e3"`) is a number, under the decoder's exactness rules; `"other"`,
+/// `"1e"` and `" 2"` are neither and still throw.
+enum LaunchArgument {
+    /// The values `string` may stand for, the number first.
+    static func readings(of string: String) -> [Any] {
+        var readings: [Any] = []
+        if let number = Decimal(strictString: string) { readings.append(number) }
         switch string.lowercased() {
-        case "yes", "true", "1": return true
-        case "no", "false", "0": return false
-        default: return nil
+        case "yes", "true", "1": readings.append(true)
+        case "no", "false", "0": readings.append(false)
+        default: break
         }
-    }
-}
-
-/// Numbers: the decimal a string spells exactly; the decoder's exactness rules decide
-/// whether it fits the type.
-protocol LaunchArgumentNumber: LaunchArgumentReadable {}
-
-extension LaunchArgumentNumber {
-    static func launchArgumentValue(_ string: String) -> Any? {
-        Decimal(strictString: string)
-    }
-}
-
-extension Int: LaunchArgumentNumber {}
-extension Int8: LaunchArgumentNumber {}
-extension Int16: LaunchArgumentNumber {}
-extension Int32: LaunchArgumentNumber {}
-extension Int64: LaunchArgumentNumber {}
-extension UInt: LaunchArgumentNumber {}
-extension UInt8: LaunchArgumentNumber {}
-extension UInt16: LaunchArgumentNumber {}
-extension UInt32: LaunchArgumentNumber {}
-extension UInt64: LaunchArgumentNumber {}
-extension Double: LaunchArgumentNumber {}
-extension Float: LaunchArgumentNumber {}
-
-extension Optional: LaunchArgumentReadable where Wrapped: LaunchArgumentReadable {
-    static func launchArgumentValue(_ string: String) -> Any? {
-        Wrapped.launchArgumentValue(string)
+        return readings
     }
 }
