@@ -46,7 +46,7 @@ public struct UnreadableDefaultsFile: Error, Sendable, Equatable, CustomStringCo
 /// Thrown on Linux, where the package writes suite files itself.
 public struct DefaultsSuiteError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What the suite layer was doing.
-    public enum Operation: String, Sendable, Equatable {
+    public enum Operation: Sendable, Equatable {
         /// Taking the lock that package writes of the file take turns on, in every process.
         case lock
         /// Writing the file's new contents next to it and renaming them over it.
