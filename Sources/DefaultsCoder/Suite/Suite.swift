@@ -206,11 +206,29 @@ final class Suite: @unchecked Sendable {
             #endif
             return
         }
-        for key in domain.order { stored[key] = domain.changes[key]!.map(FoundationCollections.make) }
-        try file.replace(with: stored)
-        // Nothing is unsaved now (the change began with `synchronize()`), so this only
-        // empties Foundation's cache: the next read loads the new file.
-        domain.defaults.synchronize()
+        for key in domain.order { stored[key] = domain.changes[key]! }
+        // A plain `synchronize()` on another thread that read the file before the rename
+        // writes its older copy over it when it finishes, without a lock. The
+        // `synchronize()` below waits for such a write (Foundation holds the domain's
+        // lock through its read and write), so a file changed since the rename is read
+        // again, and the change made again if it was lost.
+        for _ in 0..<8 {
+            try file.replace(with: stored)
+            // Nothing is unsaved now (the change began with `synchronize()`), so this
+            // only empties Foundation's cache: the next read loads the new file.
+            domain.defaults.synchronize()
+            if file.isAsLastWritten() { return }
+            stored = try file.contents()
+            let lost = domain.order.contains { key in
+                switch (stored[key], domain.changes[key]!) {
+                case (nil, nil): return false
+                case (let now?, let tree?): return !plistEqual(now, tree)
+                default: return true
+                }
+            }
+            if !lost { return }
+            for key in domain.order { stored[key] = domain.changes[key]! }
+        }
     }
 
     /// Runs `body` holding each file's lock in turn, in the order given.

@@ -115,25 +115,31 @@ final class SuiteFile: @unchecked Sendable {
         return try body()
     }
 
+    /// Takes the `flock(2)`. The lock file stays open while the object lives (it lives
+    /// as long as the process: one per file), so that a write costs no `open(2)` for it.
     private func lockAcrossProcesses() throws {
         let lockPath = path + ".lock"
-        try createDirectory()
-        let descriptor = open(lockPath, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw DefaultsSuiteError.system(.lock, lockPath, errno: errno) }
-        while flock(descriptor, LOCK_EX) != 0 {
+        if lockDescriptor < 0 {
+            var descriptor = open(lockPath, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+            if descriptor < 0 && errno == ENOENT {
+                try createDirectory()
+                descriptor = open(lockPath, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+            }
+            guard descriptor >= 0 else { throw DefaultsSuiteError.system(.lock, lockPath, errno: errno) }
+            lockDescriptor = descriptor
+        }
+        while flock(lockDescriptor, LOCK_EX) != 0 {
             guard errno == EINTR else {
                 let code = errno
-                close(descriptor)
+                close(lockDescriptor)
+                lockDescriptor = -1
                 throw DefaultsSuiteError.system(.lock, lockPath, errno: code)
             }
         }
-        lockDescriptor = descriptor
     }
 
     private func unlockAcrossProcesses() {
         flock(lockDescriptor, LOCK_UN)
-        close(lockDescriptor)
-        lockDescriptor = -1
     }
 
     /// The directory, made as Foundation makes it (owner only) when it is missing.
@@ -157,27 +163,30 @@ final class SuiteFile: @unchecked Sendable {
         var inode: UInt64
         var size: Int64
         var modified: timespec
-        var changed: timespec
 
+        // Not the change time: a rename changes it, and the stamp of a new file is taken
+        // before its rename.
         static func == (lhs: Stamp, rhs: Stamp) -> Bool {
             lhs.device == rhs.device && lhs.inode == rhs.inode && lhs.size == rhs.size
                 && lhs.modified.tv_sec == rhs.modified.tv_sec && lhs.modified.tv_nsec == rhs.modified.tv_nsec
-                && lhs.changed.tv_sec == rhs.changed.tv_sec && lhs.changed.tv_nsec == rhs.changed.tv_nsec
+        }
+
+        init(_ info: stat) {
+            device = UInt64(info.st_dev)
+            inode = UInt64(info.st_ino)
+            size = Int64(info.st_size)
+            #if canImport(Darwin)
+            modified = info.st_mtimespec
+            #else
+            modified = info.st_mtim
+            #endif
         }
     }
 
     private func stamp() -> Stamp? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
-        #if canImport(Darwin)
-        return Stamp(
-            device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
-            modified: info.st_mtimespec, changed: info.st_ctimespec)
-        #else
-        return Stamp(
-            device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
-            modified: info.st_mtim, changed: info.st_ctim)
-        #endif
+        return Stamp(info)
     }
 
     /// Why the file cannot be read, or `nil` when it parses or is absent.
@@ -234,6 +243,12 @@ final class SuiteFile: @unchecked Sendable {
         }
     }
 
+    /// Whether the file is as the last read or write left it: one `stat`.
+    func isAsLastWritten() -> Bool {
+        guard let now = stamp(), let last = known.withLock({ $0 }) else { return false }
+        return last.stamp == now
+    }
+
     // MARK: - Writing
 
     /// Replaces the file with `values` in one rename: the new contents go to a file next
@@ -249,33 +264,61 @@ final class SuiteFile: @unchecked Sendable {
         }
         let data: Data
         do {
-            data = try PropertyListSerialization.data(fromPropertyList: values, format: .xml, options: 0)
+            data = try Self.encoder.encode(PropertyListTree(values))
         } catch {
-            throw DefaultsSuiteError(operation: .write, path: path, reason: (error as NSError).localizedDescription)
+            throw DefaultsSuiteError(operation: .write, path: path, reason: "\(error)")
         }
-        try createDirectory()
         var existing = stat()
         let exists = stat(path, &existing) == 0
         let temporary = path + ".defaultscoder-new"
-        let descriptor = open(temporary, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0o600)
+        // A new file each time (O_EXCL), so that its mode is the one asked for: one
+        // that a killed write left behind is removed first.
+        let flags = O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC
+        var descriptor = open(temporary, flags, 0o600)
+        if descriptor < 0 && errno == EEXIST {
+            unlink(temporary)
+            descriptor = open(temporary, flags, 0o600)
+        }
+        if descriptor < 0 && errno == ENOENT {
+            try createDirectory()
+            descriptor = open(temporary, flags, 0o600)
+        }
         guard descriptor >= 0 else { throw DefaultsSuiteError.system(.write, temporary, errno: errno) }
         var failure: Int32 = 0
         if exists {
             // The owner first: changing it can clear the mode's set-id bits.
-            if existing.st_uid != geteuid() || existing.st_gid != getegid() {
+            if existing.st_uid != Self.user || existing.st_gid != Self.group {
                 _ = fchown(descriptor, existing.st_uid, existing.st_gid)
             }
-            if fchmod(descriptor, existing.st_mode & 0o7777) != 0 { failure = errno }
+            if existing.st_mode & 0o7777 != 0o600 && fchmod(descriptor, existing.st_mode & 0o7777) != 0 { failure = errno }
         }
         if failure == 0 { failure = Self.writeAll(data, to: descriptor) }
+        var written = stat()
+        let stamped = failure == 0 && fstat(descriptor, &written) == 0
         if close(descriptor) != 0 && failure == 0 { failure = errno }
         if failure == 0 && rename(temporary, path) != 0 { failure = errno }
         guard failure == 0 else {
             unlink(temporary)
             throw DefaultsSuiteError.system(.write, path, errno: failure)
         }
-        if let stamp = stamp() { known.withLock { $0 = (stamp, .success(values)) } }
+        known.withLock { $0 = stamped ? (Stamp(written), .success(values)) : nil }
     }
+
+    /// The process's user and group, which new files get.
+    private static let user = geteuid()
+    private static let group = getegid()
+
+    /// Writes the suite's XML. Foundation's `PropertyListEncoder`, not
+    /// `PropertyListSerialization`: on Linux the latter copies its result into a `Data`
+    /// byte by byte, which cost more than the rest of a write (`Benchmarks/README.md`).
+    /// The two write the same XML but for the digits of a `<real>`: the encoder writes
+    /// the shortest text that reads back to the same `Double` (`0.1`), Foundation 17
+    /// digits (`0.10000000000000001`).
+    private static let encoder: PropertyListEncoder = {
+        let encoder = PropertyListEncoder()
+        encoder.outputFormat = .xml
+        return encoder
+    }()
 
     private static func writeAll(_ data: Data, to descriptor: Int32) -> Int32 {
         data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) -> Int32 in
@@ -309,5 +352,62 @@ final class SuiteFile: @unchecked Sendable {
         guard unlink(path) == 0 else { throw DefaultsSuiteError.system(.moveAside, path, errno: errno) }
         known.withLock { $0 = nil }
         return destination
+    }
+}
+
+/// A property-list tree as `PropertyListEncoder` writes it: each value as the property
+/// list type it is, numbers told apart exactly (`classifyNumber`), so that a `Bool` stays
+/// a `<true/>` and an integer an `<integer>`, whatever Foundation bridged them to.
+private struct PropertyListTree: Encodable {
+    let value: Any
+
+    init(_ value: Any) {
+        self.value = value
+    }
+
+    private struct Key: CodingKey {
+        let stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        if let string = value as? String {
+            var container = encoder.singleValueContainer()
+            return try container.encode(string)
+        }
+        if let number = classifyNumber(value) {
+            var container = encoder.singleValueContainer()
+            switch number {
+            case .bool(let bool): return try container.encode(bool)
+            case .signed(let int, _): return try container.encode(int)
+            case .unsigned(let uint, _): return try container.encode(uint)
+            case .double(let double): return try container.encode(double)
+            case .float(let float): return try container.encode(Double(float))
+            case .decimal, .wide:
+                throw EncodingError.invalidValue(value, EncodingError.Context(codingPath: encoder.codingPath, debugDescription: "not a property list number"))
+            }
+        }
+        if let date = value as? Date {
+            var container = encoder.singleValueContainer()
+            return try container.encode(date)
+        }
+        if let data = value as? Data {
+            var container = encoder.singleValueContainer()
+            return try container.encode(data)
+        }
+        if let dictionary = value as? [String: Any] {
+            var container = encoder.container(keyedBy: Key.self)
+            for (key, element) in dictionary { try container.encode(PropertyListTree(element), forKey: Key(stringValue: key)) }
+            return
+        }
+        if let array = value as? [Any] {
+            var container = encoder.unkeyedContainer()
+            for element in array { try container.encode(PropertyListTree(element)) }
+            return
+        }
+        throw EncodingError.invalidValue(
+            value, EncodingError.Context(codingPath: encoder.codingPath, debugDescription: "\(type(of: value)) is not a property list value"))
     }
 }
