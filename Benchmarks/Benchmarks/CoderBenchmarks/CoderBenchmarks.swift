@@ -233,6 +233,15 @@ let benchmarks: @Sendable () -> Void = {
             defaults.set(storedTree, forKey: "foundation")
             defaults.synchronize()
         })
+    // The floor of a crash-safe write on this file system: the same bytes, bare system
+    // calls only (`FileFloor.swift`).
+    let suiteFile = FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".config/\(suite).plist")
+    let floorBytes = (try? Data(contentsOf: suiteFile)).map { [UInt8]($0) } ?? [UInt8](repeating: 0x78, count: 3_000)
+    let floorPath = FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".config/defaults-coder-floor.plist").path
+    ratio(
+        "Suite file floor ratio write: atomic replace ÷ in-place rewrite",
+        { FileFloor.replace(floorBytes, at: floorPath) },
+        { FileFloor.rewrite(floorBytes, at: floorPath) })
     // The same write in a suite of 2,000 keys: each write reads and rewrites the file.
     let large = UserDefaults(suiteName: suite + "-2000")!
     large.removePersistentDomain(forName: suite + "-2000")
