@@ -215,7 +215,7 @@ enum FuzzDecoders {
         plain.urlDecodingStrategy = byte & 8 == 0 ? .url : .absoluteString
         plain.keyDecodingStrategy = byte & 16 == 0 ? .useDefaultKeys : .convertFromSnakeCase
         let ints: [KeyValueDecoder.IntDecodingStrategy] = [
-            .exact, .rounding(rule: .down), .clamping(roundingRule: nil), .clamping(roundingRule: .toNearestOrEven),
+            .exact, .rounding(rule: .down), .clamping(rule: nil), .clamping(rule: .toNearestOrEven),
         ]
         plain.intDecodingStrategy = ints[Int(byte >> 5 & 3)]
         plain.nilDecodingStrategy = byte & 128 == 0 ? .stringNull : .nsNull

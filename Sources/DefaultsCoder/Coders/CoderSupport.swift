@@ -54,7 +54,9 @@ func cast<T>(_ value: Any, to type: T.Type) -> T? {
 }
 
 /// `value` as `U`, where a metatype check has just shown that `T` is `U`. The same type,
-/// so a reinterpretation: `as!` would call the runtime's dynamic cast for every value.
+/// so a reinterpretation: `as!` would call the runtime's dynamic cast for every value
+/// (`Benchmarks/README.md`, the restructuring of 2026-11-23: users encode 490.2 M to
+/// 484.9 M instructions, decode 521.1 M to 518.6 M).
 @inline(__always)
 func sameType<T, U>(_ value: T, as _: U.Type) -> U {
     assert(T.self == U.self, "sameType(_:as:) with \(T.self) and \(U.self)")

@@ -116,19 +116,6 @@ final class CodingPathNode {
         guard let step else { return node }
         return CodingPathNode(parent: node, step: step)
     }
-
-    /// A chain of nodes for a path that arrived as an array (a super coder's prefix).
-    static func node(for path: [any CodingKey]) -> CodingPathNode? {
-        var node: CodingPathNode? = nil
-        for key in path {
-            if let index = key as? IndexCodingKey {
-                node = CodingPathNode(parent: node, step: .index(index.index))
-            } else {
-                node = CodingPathNode(parent: node, step: .key(key))
-            }
-        }
-        return node
-    }
 }
 
 /// The readable form of a coding path used in every error message: `SELF[1].name`.

@@ -71,82 +71,6 @@ public struct KeyValueDecoder: Sendable {
     }
 }
 
-// MARK: - Strategies
-
-extension KeyValueDecoder {
-
-    /// Which values stand for `nil`; the same cases as the encoder's.
-    public typealias NilDecodingStrategy = KeyValueEncoder.NilEncodingStrategy
-
-    /// How `Date` values are read.
-    public enum DateDecodingStrategy: Sendable {
-        /// A native `Date`, or a number of seconds since 1 January 2001 (the form of
-        /// `Date`'s own `Codable`).
-        case date
-        /// A number of seconds since 1 January 1970.
-        case secondsSince1970
-        /// A number of milliseconds since 1 January 1970.
-        case millisecondsSince1970
-        /// An ISO 8601 `String`, with or without fractional seconds.
-        case iso8601(includingFractionalSeconds: Bool)
-        /// A `String` read by the formatter.
-        case formatted(DateFormatter)
-        /// Whatever the closure makes of the raw value.
-        case custom(@Sendable (Any) throws -> Date)
-
-        /// An ISO 8601 `String`, with or without fractional seconds.
-        public static let iso8601 = DateDecodingStrategy.iso8601(includingFractionalSeconds: false)
-    }
-
-    /// How `URL` values are read.
-    public enum URLDecodingStrategy: Sendable {
-        /// A native `URL`, a `String` holding an absolute URL (one with a scheme), or the
-        /// keyed `{relative, base}` form that `URL`'s own `Codable` and
-        /// `PropertyListEncoder` write. A relative string such as `"hello"` is refused,
-        /// so that a value tried as a `URL` first is not taken for one by mistake.
-        case url
-        /// A `String`, absolute or relative, as `URL(string:)` reads it.
-        case absoluteString
-        /// Whatever the closure makes of the raw value.
-        case custom(@Sendable (Any) throws -> URL)
-    }
-
-    /// How `Data` values are read.
-    public enum DataDecodingStrategy: Sendable {
-        /// A native `Data`, or an array of bytes (`Data`'s own `Codable`). A `String` is
-        /// refused, even one that happens to be valid Base64: use `.base64` for those.
-        case data
-        /// A Base64 `String` only.
-        case base64
-        /// Whatever the closure makes of the raw value.
-        case custom(@Sendable (Any) throws -> Data)
-    }
-
-    /// How dictionary keys become coding keys, for structs and other keyed types. The
-    /// keys of a `[String: V]` are data and are left as they are, as Foundation's
-    /// decoders leave them.
-    public enum KeyDecodingStrategy: Sendable {
-        /// Each key as it is.
-        case useDefaultKeys
-        /// `my_url_value` becomes `myUrlValue`.
-        case convertFromSnakeCase
-        /// The closure gets the path ending with the stored key and returns the key to use.
-        case custom(@Sendable ([any CodingKey]) -> any CodingKey)
-    }
-
-    /// How numbers become `BinaryInteger` values.
-    public enum IntDecodingStrategy: Sendable {
-        /// Accepts any number the type represents exactly, including whole floating-point
-        /// values such as `20.0`; anything else throws.
-        case exact
-        /// Rounds fractional values with the rule; values out of range still throw.
-        case rounding(rule: FloatingPointRoundingRule)
-        /// Clamps values to the type's range, rounding fractions with the rule. With a
-        /// `nil` rule, fractional values throw. `NaN` always throws.
-        case clamping(roundingRule: FloatingPointRoundingRule?)
-    }
-}
-
 // MARK: - Decoder
 
 /// What a value read as an `Optional` holds.
@@ -163,7 +87,7 @@ enum UnwrappedValue {
 /// The one object that decodes a whole tree: it saves and restores the current value and
 /// its path around each nested value instead of making a decoder per value. It is also
 /// its own single value container.
-final class DecoderImpl: Decoder, SingleValueDecodingContainer {
+private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
     let options: KeyValueDecoder
     let form: any DecodingForm
     let userInfo: [CodingUserInfoKey: Any]
@@ -210,7 +134,7 @@ final class DecoderImpl: Decoder, SingleValueDecodingContainer {
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         let node = CodingPathNode.appending(step, to: parent)
         try checkContainerDepth(node)
-        let dictionary = try unboxDictionary(value, parent: parent, step: step, node: node)
+        let dictionary = try keyedEntries(value, parent: parent, step: step, node: node)
         return KeyedDecodingContainer(KeyedContainer<Key>(decoder: self, dictionary: dictionary, node: node))
     }
 
@@ -498,7 +422,7 @@ final class DecoderImpl: Decoder, SingleValueDecodingContainer {
 
     /// The entries of a keyed container for the value at `node`, with their keys
     /// converted by the key strategy.
-    func unboxDictionary(_ value: Any, parent: CodingPathNode?, step: PathStep?, node: CodingPathNode?) throws -> [String: Any] {
+    func keyedEntries(_ value: Any, parent: CodingPathNode?, step: PathStep?, node: CodingPathNode?) throws -> [String: Any] {
         if case .useDefaultKeys = options.keyDecodingStrategy {
             // The common case, inline: `[String: Any]` handed back as it is.
             if let dictionary = exactCast(value, to: [String: Any].self) { return dictionary }
@@ -572,12 +496,12 @@ final class DecoderImpl: Decoder, SingleValueDecodingContainer {
 // MARK: - Optionals
 
 /// Lets a form that writes `Optional` values itself read each level of a nested optional.
-protocol UnwrappableOptional {
+private protocol UnwrappableOptional {
     static func unbox(_ unwrapped: UnwrappedValue, decoder: DecoderImpl, parent: CodingPathNode?, step: PathStep?) throws -> Self
 }
 
 extension Optional: UnwrappableOptional where Wrapped: Decodable {
-    static func unbox(_ unwrapped: UnwrappedValue, decoder: DecoderImpl, parent: CodingPathNode?, step: PathStep?) throws -> Self {
+    fileprivate static func unbox(_ unwrapped: UnwrappedValue, decoder: DecoderImpl, parent: CodingPathNode?, step: PathStep?) throws -> Self {
         try decoder.unboxWrapped(unwrapped, as: Wrapped.self, parent: parent, step: step)
     }
 }
@@ -585,12 +509,12 @@ extension Optional: UnwrappableOptional where Wrapped: Decodable {
 // MARK: - Dictionaries with String keys
 
 /// `[String: V]`, found by a cast where a key strategy must leave its keys alone.
-protocol StringKeyedDictionaryDecodable {
+private protocol StringKeyedDictionaryDecodable {
     static func unboxEntries(_ value: Any, decoder: DecoderImpl, parent: CodingPathNode?, step: PathStep?) throws -> Self
 }
 
 extension Dictionary: StringKeyedDictionaryDecodable where Key == String, Value: Decodable {
-    static func unboxEntries(_ value: Any, decoder: DecoderImpl, parent: CodingPathNode?, step: PathStep?) throws -> Self {
+    fileprivate static func unboxEntries(_ value: Any, decoder: DecoderImpl, parent: CodingPathNode?, step: PathStep?) throws -> Self {
         try decoder.unboxDictionary(value, as: Value.self, parent: parent, step: step)
     }
 }
@@ -666,7 +590,7 @@ private final class KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
         let value = try value(for: key)
         let nestedNode = CodingPathNode(parent: node, step: .key(key))
         try decoder.checkContainerDepth(nestedNode)
-        let nested = try decoder.unboxDictionary(value, parent: node, step: .key(key), node: nestedNode)
+        let nested = try decoder.keyedEntries(value, parent: node, step: .key(key), node: nestedNode)
         return KeyedDecodingContainer(KeyedContainer<NestedKey>(decoder: decoder, dictionary: nested, node: nestedNode))
     }
 
@@ -780,7 +704,7 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
         let nestedNode = CodingPathNode(parent: node, step: .index(currentIndex))
         try decoder.checkContainerDepth(nestedNode)
         let nested = try next([String: Any].self) { decoder, value, node, step in
-            try decoder.unboxDictionary(value, parent: node, step: step, node: nestedNode)
+            try decoder.keyedEntries(value, parent: node, step: step, node: nestedNode)
         }
         return KeyedDecodingContainer(KeyedContainer<NestedKey>(decoder: decoder, dictionary: nested, node: nestedNode))
     }

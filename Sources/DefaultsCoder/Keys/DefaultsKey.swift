@@ -135,13 +135,8 @@ public enum LegacyFormat: Sendable, Equatable {
 }
 
 /// `Optional`, for keys whose default is `nil` and where storing `nil` removes the key.
-public protocol DefaultsOptional: ExpressibleByNilLiteral {
-    /// Whether this is `nil`.
-    var isNil: Bool { get }
-}
+/// Only `Optional` conforms; the protocol adds no member to it.
+public protocol DefaultsOptional: ExpressibleByNilLiteral {}
 
 /// `Optional` as the value of a key whose default is `nil`.
-extension Optional: DefaultsOptional {
-    /// Whether this is `nil`.
-    public var isNil: Bool { self == nil }
-}
+extension Optional: DefaultsOptional {}

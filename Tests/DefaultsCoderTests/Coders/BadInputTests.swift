@@ -165,8 +165,8 @@ struct BadInputTests {
         bad(Int.self, any(Double.nan), .typeMismatch, "SELF", "Double at SELF, cannot be exactly represented by Int"),
         bad(Int.self, any(Double.infinity), .typeMismatch, "SELF", "Double at SELF, cannot be exactly represented by Int"),
         bad(Int16.self, any(-Double.infinity), .typeMismatch, "SELF", "Double at SELF, cannot be exactly represented by Int16"),
-        bad(Int.self, any(Double.nan), decoder: Decoders.int(.clamping(roundingRule: .down)), .typeMismatch, "SELF", "Double at SELF, cannot be exactly represented by Int"),
-        bad(Int.self, any(2.5), decoder: Decoders.int(.clamping(roundingRule: nil)), .typeMismatch, "SELF", "Double at SELF, cannot be exactly represented by Int"),
+        bad(Int.self, any(Double.nan), decoder: Decoders.int(.clamping(rule: .down)), .typeMismatch, "SELF", "Double at SELF, cannot be exactly represented by Int"),
+        bad(Int.self, any(2.5), decoder: Decoders.int(.clamping(rule: nil)), .typeMismatch, "SELF", "Double at SELF, cannot be exactly represented by Int"),
         bad(Int.self, any(Double.nan), decoder: Decoders.int(.rounding(rule: .toNearestOrEven)), .typeMismatch, "SELF", "Double at SELF, cannot be exactly represented by Int"),
 
         // Floating point and decimal targets keep exactness.

@@ -432,14 +432,14 @@ struct LosslessCoders: Sendable, CustomStringConvertible {
             ("data", .data, .data), ("base64", .base64, .base64),
         ]
         let ints: [(String, KeyValueDecoder.IntDecodingStrategy)] = [
-            ("exact", .exact), ("rounding", .rounding(rule: .toNearestOrAwayFromZero)), ("clamping", .clamping(roundingRule: nil)),
+            ("exact", .exact), ("rounding", .rounding(rule: .toNearestOrAwayFromZero)), ("clamping", .clamping(rule: nil)),
         ]
         for (nilName, nilStrategy) in nils {
             for (dataName, dataEncoding, dataDecoding) in datas {
                 for (intName, intStrategy) in ints {
                     var coders = LosslessCoders(description: "nil: \(nilName), data: \(dataName), int: \(intName)")
                     coders.encoder.nilEncodingStrategy = nilStrategy
-                    coders.decoder.nilDecodingStrategy = nilStrategy
+                    coders.decoder.nilDecodingStrategy = .init(matching: nilStrategy)
                     coders.encoder.dataEncodingStrategy = dataEncoding
                     coders.decoder.dataDecodingStrategy = dataDecoding
                     coders.decoder.intDecodingStrategy = intStrategy

@@ -76,10 +76,10 @@ struct KeyValueDecoderTests {
             (.rounding(rule: .toNearestOrAwayFromZero), SendableAny([10.1, -20.9, 50.00001] as [Any]), [10, -21, 50]),
             (.rounding(rule: .down), SendableAny([10.9, -0.5] as [Any]), [10, -1]),
             (.rounding(rule: .toNearestOrAwayFromZero), SendableAny([1000.0] as [Any]), nil),
-            (.clamping(roundingRule: .toNearestOrAwayFromZero), SendableAny([10, 20.5, 1000, -Double.infinity] as [Any]), [10, 21, 127, -128]),
-            (.clamping(roundingRule: nil), SendableAny([300, -300, UInt64.max] as [Any]), [127, -128, 127]),
-            (.clamping(roundingRule: nil), SendableAny([1.5] as [Any]), nil),
-            (.clamping(roundingRule: .up), SendableAny([Double.nan] as [Any]), nil),
+            (.clamping(rule: .toNearestOrAwayFromZero), SendableAny([10, 20.5, 1000, -Double.infinity] as [Any]), [10, 21, 127, -128]),
+            (.clamping(rule: nil), SendableAny([300, -300, UInt64.max] as [Any]), [127, -128, 127]),
+            (.clamping(rule: nil), SendableAny([1.5] as [Any]), nil),
+            (.clamping(rule: .up), SendableAny([Double.nan] as [Any]), nil),
         ])
     func intStrategies(strategy: KeyValueDecoder.IntDecodingStrategy, input: SendableAny, expected: [Int8]?) throws {
         let input = input.value
@@ -487,5 +487,58 @@ extension KeyValueDecoder.KeyDecodingStrategy {
     var isCustom: Bool {
         if case .custom = self { return true }
         return false
+    }
+}
+
+@Suite("KeyValueDecoder strategies")
+struct KeyValueDecoderStrategyTests {
+    @Test(
+        "the nil strategy that matches an encoder's reads back what it wrote",
+        arguments: [
+            (KeyValueEncoder.NilEncodingStrategy.default, [1, nil, 3] as [Int?]),
+            (.stringNull, [1, nil, 3]),
+            (.nsNull, [nil, nil]),
+            (.placeholder(-1) { ($0 as? Int) == -1 }, [nil, 2]),
+        ])
+    func matching(strategy: KeyValueEncoder.NilEncodingStrategy, values: [Int?]) throws {
+        var encoder = KeyValueEncoder()
+        encoder.nilEncodingStrategy = strategy
+        var decoder = KeyValueDecoder()
+        decoder.nilDecodingStrategy = .init(matching: strategy)
+        #expect(try decoder.decode([Int?].self, from: try #require(try encoder.encode(values))) == values)
+    }
+
+    @Test("the decoder's nil strategies say which values are nil")
+    func isNull() {
+        #expect(KeyValueDecoder.NilDecodingStrategy.default.isNull(Optional<Any>.none as Any))
+        #expect(!KeyValueDecoder.NilDecodingStrategy.default.isNull("$null"))
+        #expect(KeyValueDecoder.NilDecodingStrategy.stringNull.isNull("$null"))
+        #expect(!KeyValueDecoder.NilDecodingStrategy.stringNull.isNull("null"))
+        #expect(KeyValueDecoder.NilDecodingStrategy.nsNull.isNull(NSNull()))
+    }
+
+    @Test("the renamed strategies' old spellings still work")
+    func oldSpellings() throws {
+        let old = try (OldStrategySpellings() as any StrategySpellings).strategies()
+        #expect(old.nilIsNull("x") && !old.nilIsNull("y"))
+        #expect(!old.removedIsNull("x"))
+        var decoder = KeyValueDecoder()
+        decoder.intDecodingStrategy = old.clamping
+        #expect(try decoder.decode(Int8.self, from: 300) == 127)
+    }
+}
+
+/// Called through a protocol, so that the deprecated names are used without a warning
+/// (the build treats warnings as errors).
+private protocol StrategySpellings {
+    func strategies() throws -> (nilIsNull: (Any) -> Bool, removedIsNull: (Any) -> Bool, clamping: KeyValueDecoder.IntDecodingStrategy)
+}
+
+private struct OldStrategySpellings: StrategySpellings {
+    @available(*, deprecated, message: "uses the deprecated names on purpose")
+    func strategies() throws -> (nilIsNull: (Any) -> Bool, removedIsNull: (Any) -> Bool, clamping: KeyValueDecoder.IntDecodingStrategy) {
+        let placeholder = KeyValueDecoder.NilDecodingStrategy.placeholder("x") { ($0 as? String) == "x" }
+        let removed = KeyValueDecoder.NilDecodingStrategy.removed
+        return (placeholder.isNull, removed.isNull, .clamping(roundingRule: nil))
     }
 }

@@ -86,7 +86,7 @@ struct KeyValueEncoderTests {
         #expect(Tree(encoded) == expected)
 
         var decoder = KeyValueDecoder()
-        decoder.nilDecodingStrategy = strategy
+        decoder.nilDecodingStrategy = .init(matching: strategy)
         #expect(try decoder.decode([Int?].self, from: encoded as Any) == decodedBack)
     }
 

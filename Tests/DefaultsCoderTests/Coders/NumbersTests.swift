@@ -70,13 +70,13 @@ struct NumbersTests {
             (NumberValue.double(20.0), KeyValueDecoder.IntDecodingStrategy.exact, Int8?.some(20)),
             (.double(20.5), .exact, nil),
             (.double(20.5), .rounding(rule: .toNearestOrAwayFromZero), 21),
-            (.double(1000), .clamping(roundingRule: nil), 127),
-            (.double(.nan), .clamping(roundingRule: .down), nil),
-            (.signed(-1000, type: Int.self), .clamping(roundingRule: nil), -128),
+            (.double(1000), .clamping(rule: nil), 127),
+            (.double(.nan), .clamping(rule: .down), nil),
+            (.signed(-1000, type: Int.self), .clamping(rule: nil), -128),
             (.unsigned(300, type: UInt64.self), .exact, nil),
             (.decimal(Decimal(string: "12")!), .exact, 12),
             (.decimal(Decimal(string: "12.5")!), .exact, nil),
-            (.bool(true), .clamping(roundingRule: nil), nil),
+            (.bool(true), .clamping(rule: nil), nil),
         ])
     func integers(number: NumberValue, strategy: KeyValueDecoder.IntDecodingStrategy, expected: Int8?) {
         #expect(number.integer(Int8.self, strategy: strategy) == expected)

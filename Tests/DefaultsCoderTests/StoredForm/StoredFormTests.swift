@@ -345,7 +345,7 @@ struct WideIntegerTests {
         let tooBig = caught(DecodingError.self) { try decoder.decode(Int64.self, from: Int128.max) }
         #expect(debugDescription(of: tooBig) == "Int128 at SELF, cannot be exactly represented by Int64")
         var clamping = KeyValueDecoder()
-        clamping.intDecodingStrategy = .clamping(roundingRule: nil)
+        clamping.intDecodingStrategy = .clamping(rule: nil)
         #expect(try clamping.decode(Int8.self, from: Int128.max) == 127)
         #expect(try clamping.decode(Int8.self, from: Int128.min) == -128)
         #expect(try decoder.decode(Double.self, from: Int128(1) << 100) == 0x1p100)

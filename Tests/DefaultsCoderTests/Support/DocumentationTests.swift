@@ -76,7 +76,7 @@ struct DocumentationTests {
         var rounding = KeyValueDecoder()
         rounding.intDecodingStrategy = .rounding(rule: .toNearestOrAwayFromZero)
         #expect(try rounding.decode([Int].self, from: [10.1, -20.9, 50.00001]) == [10, -21, 50])
-        rounding.intDecodingStrategy = .clamping(roundingRule: .toNearestOrAwayFromZero)
+        rounding.intDecodingStrategy = .clamping(rule: .toNearestOrAwayFromZero)
         #expect(try rounding.decode([Int8].self, from: [10, 20.5, 1000, -Double.infinity]) == [10, 21, 127, -128])
     }
 
