@@ -92,10 +92,13 @@ extension DecodingError {
         let name: String
         if case .endOfArray = found {
             name = typeName(expected ?? type)
+        } else if case .dictionary = found {
+            // Keyed containers, `[Int: V]`'s included, read dictionaries with String keys.
+            name = "Dictionary with String keys"
         } else {
             name = expectedName(expected ?? type)
         }
-        let context = Context(codingPath: path, debugDescription: "Expected \(name) at \(readablePath(path)), found \(found.description)")
+        let context = Context(codingPath: path, debugDescription: "Expected \(name) at \(messagePath(path)), found \(found.description)")
         switch found {
         case .null, .endOfArray: return .valueNotFound(type, context)
         case .value, .dictionary: return .typeMismatch(type, context)
@@ -109,7 +112,7 @@ extension DecodingError {
             type,
             Context(
                 codingPath: path,
-                debugDescription: "\(typeName(number.type)) at \(readablePath(path)), cannot be exactly represented by \(typeName(type))"
+                debugDescription: "\(typeName(number.type)) at \(messagePath(path)), cannot be exactly represented by \(typeName(type))"
             ))
     }
 
@@ -120,7 +123,7 @@ extension DecodingError {
             key,
             Context(
                 codingPath: containerPath,
-                debugDescription: "Dictionary does not contain key \(readablePath(containerPath + [key]))"
+                debugDescription: "Dictionary does not contain key \(messagePath(containerPath + [key]))"
             ))
     }
 
@@ -136,7 +139,7 @@ extension DecodingError {
         .dataCorrupted(
             Context(
                 codingPath: path,
-                debugDescription: "\(message) at \(readablePath(path))",
+                debugDescription: "\(message) at \(messagePath(path))",
                 underlyingError: underlyingError
             ))
     }
@@ -151,12 +154,21 @@ extension EncodingError {
 
     /// `Cannot store Double.nan at SELF.score in UserDefaults` and the like.
     @inline(never)
+    /// `Cannot write Date(timeIntervalSinceReferenceDate: nan) with the .iso8601 date
+    /// strategy ("-4712-01-01T12:00:00Z" would read back as another date) at SELF.when`.
+    static func unwritableDate(_ date: Date, strategy: String, text: String, at path: [any CodingKey]) -> EncodingError {
+        invalid(
+            date,
+            "Cannot write Date(timeIntervalSinceReferenceDate: \(date.timeIntervalSinceReferenceDate)) with the \(strategy) date strategy (\"\(text)\" would not read back as the same date)",
+            at: path)
+    }
+
     static func invalid(_ value: Any, _ message: String, at path: [any CodingKey], underlyingError: (any Error)? = nil) -> EncodingError {
         .invalidValue(
             value,
             Context(
                 codingPath: path,
-                debugDescription: "\(message) at \(readablePath(path))",
+                debugDescription: "\(message) at \(messagePath(path))",
                 underlyingError: underlyingError
             ))
     }

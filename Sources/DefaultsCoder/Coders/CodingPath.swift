@@ -120,13 +120,20 @@ final class CodingPathNode {
 
 /// The readable form of a coding path used in every error message: `SELF[1].name`.
 func readablePath(_ path: [any CodingKey]) -> String {
-    var text = "SELF"
-    for key in path {
-        if let index = key as? IndexCodingKey {
-            text += "[\(index.index)]"
-        } else {
-            text += ".\(key.stringValue)"
-        }
-    }
-    return text
+    "SELF" + path.map(readableStep).joined()
+}
+
+/// The path as an error message prints it: whole up to 16 steps; beyond, the first and
+/// last six and the depth (`SELF.next.next … .next.next (600 deep)`), so that a cycle
+/// encoded thousands deep does not print a path thousands of steps long.
+func messagePath(_ path: [any CodingKey]) -> String {
+    guard path.count > 16 else { return readablePath(path) }
+    let first = path.prefix(6).map(readableStep).joined()
+    let last = path.suffix(6).map(readableStep).joined()
+    return "SELF\(first) … \(last) (\(path.count) deep)"
+}
+
+private func readableStep(_ key: any CodingKey) -> String {
+    if let index = key as? IndexCodingKey { return "[\(index.index)]" }
+    return ".\(key.stringValue)"
 }

@@ -489,12 +489,30 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
         case .millisecondsSince1970:
             return date.timeIntervalSince1970 * 1000
         case .iso8601(let fractional):
-            return form.string(date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: fractional)))
+            // The text must read back as this date, to the strategy's precision: a NaN
+            // or infinite date, or one outside the years ISO 8601 writes, does not.
+            let style = Date.ISO8601FormatStyle(includingFractionalSeconds: fractional)
+            let text = date.formatted(style)
+            guard let back = try? style.parse(text), Self.isSameDate(back, date, within: fractional ? 0.001 : 1) else {
+                throw EncodingError.unwritableDate(date, strategy: ".iso8601", text: text, at: path(parent, step))
+            }
+            return form.string(text)
         case .formatted(let formatter):
-            return form.string(formatter.string(from: date))
+            let text = formatter.string(from: date)
+            guard let back = formatter.date(from: text), formatter.string(from: back) == text, date.timeIntervalSinceReferenceDate.isFinite else {
+                throw EncodingError.unwritableDate(date, strategy: ".formatted", text: text, at: path(parent, step))
+            }
+            return form.string(text)
         case .custom(let closure):
             return try custom(date, parent: parent, step: step) { try closure(date) }
         }
+    }
+
+    /// Whether `a` and `b` are the same date to within `precision` seconds; never for a
+    /// date that is not finite.
+    private static func isSameDate(_ a: Date, _ b: Date, within precision: Double) -> Bool {
+        let difference = abs(a.timeIntervalSinceReferenceDate - b.timeIntervalSinceReferenceDate)
+        return difference.isFinite && difference < precision
     }
 
     private func boxURL(_ url: URL, parent: CodingPathNode?, step: PathStep?) throws -> Any {

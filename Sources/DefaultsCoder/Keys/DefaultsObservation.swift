@@ -33,6 +33,13 @@ public final class DefaultsObservation: Sendable {
         ObservationRegistry.shared.remove(ObjectIdentifier(observer), for: name)
     }
 
+    /// Tells the observation what a reader just read, so that the next change is
+    /// measured against it: a value changed without an announcement (a plain
+    /// `set(_:forKey:)` on Linux) and then changed back must still be heard.
+    func noteRead(stored: Any?, value: Any) {
+        observer.noteRead(stored: stored, value: value)
+    }
+
     deinit {
         cancel()
     }
@@ -134,6 +141,7 @@ struct WrittenTree {
 /// An observer the registry can ask to look at its key again.
 private protocol Rechecking: AnyObject, Sendable {
     func recheck(written: WrittenTree?)
+    func noteRead(stored: Any?, value: Any)
     func cancel()
 }
 
@@ -159,6 +167,11 @@ final class ObservationRegistry: Sendable {
             writes[name] = count
             return count
         }
+    }
+
+    /// How many package writes of `name` were counted so far.
+    func writeCount(of name: String) -> UInt64 {
+        writes.withLock { $0[name, default: 0] }
     }
 
     /// Whether `write` is still the last counted write of `name`.
@@ -222,6 +235,14 @@ private final class KeyObserver<Value: Codable & Sendable>: Rechecking, @uncheck
     /// of observers before the token was cancelled finds this and reports nothing.
     func cancel() {
         last.withLock { $0.isCancelled = true }
+    }
+
+    func noteRead(stored: Any?, value: Any) {
+        guard let value = value as? Value else { return }
+        last.withLock { last in
+            guard !last.isCancelled else { return }
+            (last.stored, last.value, last.isRead) = (stored, value, true)
+        }
     }
 
     var current: Value {

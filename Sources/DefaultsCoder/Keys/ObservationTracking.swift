@@ -24,10 +24,16 @@ final class KeyTracking: Sendable {
     private let tracker = Locked<(any AnyObject & Sendable)?>(nil)
 
     /// Tells the Observation framework that the value for `key` in `store` was read.
-    func access<Value>(_ key: DefaultsKey<Value>, in store: UserDefaults) {
+    /// Registers a read of `key` with the tracking in progress, if any: `stored` and
+    /// `value` are what the reader got. The next change is measured against them, and
+    /// a package write counted since `writesBefore` fires at once: the reader may have
+    /// read the value before it.
+    func access<Value>(_ key: DefaultsKey<Value>, in store: UserDefaults, read stored: Any?, value: Value, writesBefore: UInt64) {
         #if canImport(Observation)
         if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
-            tracker(for: key, in: store).access()
+            let tracker = tracker(for: key, in: store)
+            tracker.access(read: stored, value: value)
+            if ObservationRegistry.shared.writeCount(of: key.name) != writesBefore { tracker.changed() }
         }
         #endif
     }
@@ -66,11 +72,12 @@ final class KeyTracker: Observable, Sendable {
         self.observation.withLock { $0 = observation }
     }
 
-    func access() {
+    func access(read stored: Any?, value: Any) {
         registrar.access(self, keyPath: \.value)
+        observation.withLock { $0 }?.noteRead(stored: stored, value: value)
     }
 
-    private func changed() {
+    func changed() {
         registrar.withMutation(of: self, keyPath: \.value) {}
     }
 }

@@ -74,8 +74,11 @@ public struct UserDefault<Value: Codable & Sendable>: @unchecked Sendable {
     /// tvOS 17, watchOS 10, or Linux; elsewhere reading just reads.)
     public var wrappedValue: Value {
         get {
-            tracking.access(key, in: store)
-            return store[key]
+            let writes = ObservationRegistry.shared.writeCount(of: key.name)
+            let stored = store.object(forKey: key.name)
+            let value = store.readValue(for: key, stored: stored)
+            tracking.access(key, in: store, read: stored, value: value, writesBefore: writes)
+            return value
         }
         nonmutating set { store[key] = newValue }
     }

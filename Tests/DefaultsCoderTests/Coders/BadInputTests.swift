@@ -119,8 +119,12 @@ struct BadInputTests {
         bad([String: String].self, any(["a": "x", "b": 2] as [String: Any]), .typeMismatch, "SELF.b", "Expected String at SELF.b, found Int"),
         bad([String: Double].self, any(["a": Optional<Any>.none] as [AnyHashable: Any?]), .valueNotFound, "SELF.a", "Expected Double at SELF.a, found nil"),
         bad([String: Double].self, any([1.5]), .typeMismatch, "SELF", "Expected Dictionary at SELF, found Array"),
-        bad([String: Double].self, any(["a": 1.5, 7: 2.5] as [AnyHashable: Any?]), .typeMismatch, "SELF", "Expected Dictionary at SELF, found Dictionary with Int keys"),
-        bad(User.self, any(["id": 1, "name": "x", 7: 2.5] as [AnyHashable: Any?]), .typeMismatch, "SELF", "Expected Dictionary at SELF, found Dictionary with Int keys"),
+        bad(
+            [String: Double].self, any(["a": 1.5, 7: 2.5] as [AnyHashable: Any?]), .typeMismatch, "SELF",
+            "Expected Dictionary with String keys at SELF, found Dictionary with Int keys"),
+        bad(
+            User.self, any(["id": 1, "name": "x", 7: 2.5] as [AnyHashable: Any?]), .typeMismatch, "SELF",
+            "Expected Dictionary with String keys at SELF, found Dictionary with Int keys"),
         bad([String: [String: Bool]].self, any(["a": ["b": NSNumber(value: 2)]] as [String: Any]), .typeMismatch, "SELF.a.b", "Expected Bool at SELF.a.b, found Int"),
         bad(URL.self, any(5), .typeMismatch, "SELF", "Expected URL at SELF, found Int"),
         bad(Date.self, any("2001"), .typeMismatch, "SELF", "Expected Date at SELF, found String"),
@@ -187,8 +191,9 @@ struct BadInputTests {
         bad(Decimal.self, any(false), .typeMismatch, "SELF", "Expected Decimal at SELF, found Bool"),
 
         // Dictionaries whose keys are not strings say so.
-        bad([String: Int].self, any([1: 2]), .typeMismatch, "SELF", "Expected Dictionary at SELF, found Dictionary with Int keys"),
-        bad(User.self, any(NSDictionary(dictionary: [1: "a"])), .typeMismatch, "SELF", "Expected Dictionary at SELF, found Dictionary with Int keys"),
+        bad([String: Int].self, any([1: 2]), .typeMismatch, "SELF", "Expected Dictionary with String keys at SELF, found Dictionary with Int keys"),
+        bad([Int: String].self, any([1: "a"]), .typeMismatch, "SELF", "Expected Dictionary with String keys at SELF, found Dictionary with Int keys"),
+        bad(User.self, any(NSDictionary(dictionary: [1: "a"])), .typeMismatch, "SELF", "Expected Dictionary with String keys at SELF, found Dictionary with Int keys"),
         // Strings that are not URLs, dates, or Base64.
         bad(URL.self, any(""), .dataCorrupted, "SELF", "Invalid URL string \"\" at SELF"),
         bad(URL.self, any("hello"), .dataCorrupted, "SELF", "Expected an absolute URL, found the relative URL string \"hello\" at SELF"),
@@ -230,7 +235,7 @@ struct BadInputTests {
         bad([Int: [Int: Int]].self, any(["1": ["": 2]]), .typeMismatch, "SELF.1.", "Expected Int key but found String key instead."),
 
         // Too deep.
-        bad(Link.self, any(Link.tree(length: 600)), .dataCorrupted, Link.path(512), "Nesting deeper than 512 levels at \(Link.path(512))"),
+        bad(Link.self, any(Link.tree(length: 600)), .dataCorrupted, Link.path(512), "Nesting deeper than 512 levels at \(Link.messagePath(512))"),
     ]
 
     @Test("every malformed input throws its exact error", arguments: rows)

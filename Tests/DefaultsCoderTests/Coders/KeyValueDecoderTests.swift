@@ -472,7 +472,7 @@ struct KeyValueDecoderTests {
         #expect(try KeyValueDecoder().decode(Link.self, from: Link.tree(length: 512)).length == 512)
 
         let error = caught(DecodingError.self) { try KeyValueDecoder().decode(Link.self, from: Link.tree(length: 513)) }
-        #expect(debugDescription(of: error) == "Nesting deeper than 512 levels at \(Link.path(512))")
+        #expect(debugDescription(of: error) == "Nesting deeper than 512 levels at \(Link.messagePath(512))")
         #expect(readablePath(of: error) == Link.path(512))
 
         // Far deeper, as the fuzzer built them: arrays in dictionaries, 3,000 levels.

@@ -444,7 +444,7 @@ struct KeyValueEncoderTests {
         #expect(Tree(deepest) == Tree(Link.tree(length: 512)))
 
         let error = caught(EncodingError.self) { try KeyValueEncoder().encode(Link(length: 513)) }
-        #expect(debugDescription(of: error) == "Nesting deeper than 512 levels at \(Link.path(512))")
+        #expect(debugDescription(of: error) == "Nesting deeper than 512 levels at \(Link.messagePath(512))")
         #expect(readablePath(of: error) == Link.path(512))
     }
 }
@@ -453,5 +453,56 @@ extension KeyValueEncoder.KeyEncodingStrategy {
     var isSnakeCase: Bool {
         if case .convertToSnakeCase = self { return true }
         return false
+    }
+}
+
+@Suite("KeyValueEncoder date strategies")
+struct KeyValueEncoderDateStrategyTests {
+    struct Event: Codable, Equatable {
+        var when: Date
+    }
+
+    static let strategies: [(String, KeyValueEncoder.DateEncodingStrategy, KeyValueDecoder.DateDecodingStrategy)] = {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
+        return [
+            (".iso8601", .iso8601, .iso8601),
+            (".iso8601", .iso8601(includingFractionalSeconds: true), .iso8601(includingFractionalSeconds: true)),
+            (".formatted", .formatted(formatter), .formatted(formatter)),
+        ]
+    }()
+
+    @Test(
+        "a date a strategy cannot write faithfully throws at encode time, in both trees",
+        arguments: [Double.nan, .infinity, -.infinity, 1e15, -1e15])
+    func unwritable(seconds: Double) throws {
+        for (name, strategy, _) in Self.strategies {
+            var encoder = KeyValueEncoder()
+            encoder.dateEncodingStrategy = strategy
+            let value = Event(when: Date(timeIntervalSinceReferenceDate: seconds))
+            let plain = caught(EncodingError.self) { try encoder.encode(value) }
+            #expect(readablePath(of: plain) == "SELF.when", "\(name) \(seconds)")
+            let message = try #require(debugDescription(of: plain))
+            #expect(message.hasPrefix("Cannot write Date(timeIntervalSinceReferenceDate: \(seconds)) with the \(name) date strategy ("), "\(message)")
+            #expect(message.hasSuffix(" would not read back as the same date) at SELF.when"), "\(message)")
+            let suite = TestSuite()
+            let stored = caught(EncodingError.self) { try suite.defaults.encode(value, forKey: "event", encoder: encoder) }
+            #expect(readablePath(of: stored) == "SELF.when")
+            #expect(suite.defaults.object(forKey: "event") == nil)
+        }
+    }
+
+    @Test("dates a strategy writes faithfully round-trip", arguments: [0, 1.0, -86_400.5, 700_000_000, -3e10])
+    func writable(seconds: Double) throws {
+        for (name, encoding, decoding) in Self.strategies {
+            var encoder = KeyValueEncoder()
+            encoder.dateEncodingStrategy = encoding
+            var decoder = KeyValueDecoder()
+            decoder.dateDecodingStrategy = decoding
+            let value = Event(when: Date(timeIntervalSinceReferenceDate: seconds.rounded(.down)))
+            #expect(try decoder.decode(Event.self, from: try #require(try encoder.encode(value))) == value, "\(name) \(seconds)")
+        }
     }
 }

@@ -98,6 +98,9 @@ struct NestingGuardTests {
             return
         }
         #expect(message.hasPrefix("Nesting deeper than 512 levels") || message.hasPrefix("Nesting too deep for the stack"), "\(message.prefix(80))")
+        // The path is bounded: its first and last steps and its depth.
+        #expect(message.count < 200, "\(message.prefix(300))")
+        #expect(message.hasSuffix(" deep)"), "\(message.suffix(80))")
     }
 
     @Test("a value that encodes or decodes itself throws instead of recursing until the stack ends", arguments: [0, 512 * 1024])

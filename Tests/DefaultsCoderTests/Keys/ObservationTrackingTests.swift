@@ -166,4 +166,22 @@ struct ObservationTrackingTests {
             #expect(model.launchCount == suite.defaults[.launchCount])
         }
     }
+
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    @Test(
+        "a tracked read is measured against what it read: a value changed without an announcement and written back fires onChange",
+        arguments: Writer.allCases.filter { $0 != .foundationAnnounced })
+    func unannouncedThenWrittenBack(writer: Writer) async throws {
+        let suite = TestSuite()
+        let model = WrappedSettings(store: suite.defaults)
+        suite.defaults[.launchCount] = 1
+        #expect(model.launchCount == 1)
+        // Unannounced on Linux: a plain set with no notification.
+        suite.defaults.set(3, forKey: "launchCount")
+        let tracking = TrackingCount { _ = model.launchCount }
+        #expect(model.launchCount == 3)
+        try writer.write(1, model: model, suite: suite)
+        #expect(await eventually { tracking.value == 1 })
+        #expect(model.launchCount == 1)
+    }
 }

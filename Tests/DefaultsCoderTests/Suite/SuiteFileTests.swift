@@ -118,6 +118,22 @@ struct SuiteFileGuardTests {
         #expect(try suite.defaults.moveUnreadableFileAside() == nil)
     }
 
+    @Test("moving damaged files aside several times within a second keeps each under a name of its own")
+    func moveAsideTwice() throws {
+        let suite = TestSuite()
+        var moved: [URL] = []
+        defer { for url in moved { try? FileManager.default.removeItem(at: url) } }
+        for round in 0..<3 {
+            let damaged = Data("garbage \(round)".utf8)
+            try damaged.write(to: suite.fileURL)
+            moved.append(try #require(try suite.defaults.moveUnreadableFileAside()))
+            #expect(try Data(contentsOf: moved[round]) == damaged)
+            try suite.defaults.encode(round, forKey: "x")
+        }
+        #expect(Set(moved).count == 3)
+        #expect(try suite.defaults.decode(Int.self, forKey: "x") == 2)
+    }
+
     @Test("each UserDefaults object's file is found anew, also for a new object at a reused address")
     func locationsPerObject() throws {
         for round in 0..<6 {

@@ -284,6 +284,12 @@ final class Link: Codable, Sendable {
     static func path(_ index: Int) -> String {
         "SELF" + String(repeating: ".next", count: index)
     }
+
+    /// The path as error messages print it (`messagePath`).
+    static func messagePath(_ index: Int) -> String {
+        guard index > 16 else { return path(index) }
+        return "SELF" + String(repeating: ".next", count: 6) + " … " + String(repeating: ".next", count: 6) + " (\(index) deep)"
+    }
 }
 
 /// Writes its value with `encodeNil(forKey:)` when it has none, as JSON-minded models do.
