@@ -14,6 +14,9 @@
 //      defaults-coder-probe hammer SUITE MODE    writes the key "n" with MODE (encode, reset,
 //                                                 subscript, migrate) until it is killed
 //      defaults-coder-probe keys SUITE PREFIX N  encodes PREFIX0 … PREFIX(N-1), one write each
+//      defaults-coder-probe launch SUITE -KEY VALUE …  reads each launch argument as every
+//                                                 number type, writes "volume", and says what
+//                                                 it read and what was reported, as a binary plist
 //
 
 import DefaultsCoder
@@ -91,6 +94,10 @@ func run(_ arguments: [String]) -> Int32 {
     case "hammer" where arguments.count == 3:
         guard let defaults = UserDefaults(suiteName: arguments[1]) else { return 2 }
         hammer(defaults, mode: arguments[2])
+    case "launch" where arguments.count >= 2:
+        guard let defaults = UserDefaults(suiteName: arguments[1]) else { return 2 }
+        output(readLaunchArguments(defaults, keys: stride(from: 2, to: arguments.count, by: 2).map { String(arguments[$0].dropFirst()) }))
+        return 0
     case "keys" where arguments.count == 4:
         guard let defaults = UserDefaults(suiteName: arguments[1]), let count = Int(arguments[3]) else { return 2 }
         do {
@@ -104,6 +111,50 @@ func run(_ arguments: [String]) -> Int32 {
         FileHandle.standardError.write(Data("usage: defaults-coder-probe read SUITE | write SUITE FILE | argument KEY … | migrate SUITE [pause]\n".utf8))
         return 2
     }
+}
+
+/// A setting stored as its raw value.
+enum Mode: Int, Codable {
+    case off = 0, low, high
+}
+
+/// What the package reads for each key, as each number type; then what writing "volume"
+/// reported.
+func readLaunchArguments(_ defaults: UserDefaults, keys: [String]) -> [String: String] {
+    var found: [String: String] = [:]
+    func read<T: Decodable>(_ type: T.Type, _ key: String) {
+        do {
+            found["\(key):\(T.self)"] = try defaults.decode(T.self, forKey: key).map { "\($0)" } ?? "absent"
+        } catch {
+            found["\(key):\(T.self)"] = "error"
+        }
+    }
+    for key in keys {
+        read(Int.self, key)
+        read(Double.self, key)
+        read(Bool.self, key)
+        read(CGFloat.self, key)
+        read(Mode.self, key)
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, *) {
+            read(Int128.self, key)
+            read(UInt128.self, key)
+        }
+        #if !(os(macOS) && arch(x86_64))
+        read(Float16.self, key)
+        #endif
+    }
+    // One thread: the handler runs on the writing thread, this one.
+    nonisolated(unsafe) var reports: [String] = []
+    DefaultsFailure.handler = { failure in reports.append("\(failure)") }
+    do {
+        try defaults.encode(7, forKey: "volume")
+        found["volume:written"] = "yes"
+    } catch {
+        found["volume:written"] = "\(error)"
+    }
+    found["volume:read"] = (try? defaults.decode(Int.self, forKey: "volume")).flatMap { $0.map(String.init) } ?? "none"
+    found["reports"] = reports.joined(separator: "\n")
+    return found
 }
 
 /// Writes the key "n" over and over, as `mode` says, until the process is killed; says

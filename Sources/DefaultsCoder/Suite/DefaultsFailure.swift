@@ -50,6 +50,7 @@ public struct DefaultsFailure: Error, Sendable, CustomStringConvertible {
 
     /// `DefaultsCoder: cannot read "owner", returning its default: Expected … at SELF.name, found Int`.
     public var description: String {
+        if let override = error as? LaunchArgumentOverride { return "DefaultsCoder: \(override)" }
         let message = codingErrorContext(of: error)?.debugDescription ?? "\(error)"
         switch operation {
         case .read: return "DefaultsCoder: cannot read \"\(key)\", returning its default: \(message)"

@@ -180,6 +180,7 @@ final class Suite: @unchecked Sendable {
         if announcing {
             for change in written { change.suite.announce(change) }
         }
+        reportLaunchArgumentOverrides(written)
         return result
     }
 
@@ -235,6 +236,16 @@ final class Suite: @unchecked Sendable {
     private static func withLocks<R>(on files: ArraySlice<SuiteFile>, _ body: () throws -> R) throws -> R {
         guard let file = files.first else { return try body() }
         return try file.withLock { try withLocks(on: files.dropFirst(), body) }
+    }
+
+    /// Reports each written key that a launch argument hides in this process.
+    private static func reportLaunchArgumentOverrides(_ written: [Written]) {
+        guard !written.isEmpty else { return }
+        for change in written where change.tree != nil {
+            guard let argument = change.defaults.volatileDomain(forName: UserDefaults.argumentDomain)[change.key] else { continue }
+            let override = LaunchArgumentOverride(key: change.key, argument: "\(argument)")
+            DefaultsFailure.report(DefaultsFailure(key: change.key, operation: .write, error: override))
+        }
     }
 
     // MARK: - Announcing

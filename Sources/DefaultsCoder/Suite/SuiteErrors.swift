@@ -82,3 +82,28 @@ public struct DefaultsSuiteError: Error, Sendable, Equatable, CustomStringConver
         DefaultsSuiteError(operation: operation, path: path, reason: String(cString: strerror(code)))
     }
 }
+
+/// A write landed, but a launch argument for the same key (`./app -volume 5`) takes
+/// precedence over it in this process: Foundation reads the argument domain first, so
+/// every read returns the argument's value until the app is launched without it.
+///
+/// Reported to `DefaultsFailure.handler` (operation `.write`) after the write; the
+/// throwing API does not throw it, since the value was stored and the next launch
+/// without the argument reads it.
+///
+/// ```swift
+/// DefaultsFailure.handler = { failure in
+///     if failure.error is LaunchArgumentOverride { print(failure) }
+/// }
+/// ```
+public struct LaunchArgumentOverride: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The key written.
+    public let key: String
+    /// The launch argument's value, as Foundation keeps it (a string).
+    public let argument: String
+
+    /// `"volume" was written, but the launch argument -volume 5 takes precedence in this process`.
+    public var description: String {
+        "\"\(key)\" was written, but the launch argument -\(key) \(argument) takes precedence in this process"
+    }
+}

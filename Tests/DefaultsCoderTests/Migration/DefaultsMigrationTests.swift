@@ -312,4 +312,44 @@ struct DefaultsMigrationTests {
         #expect(try suite.defaults.migrate(appMigrations()) == 2)
         #expect(suite.defaults[.fontSize] == 14)
     }
+
+    /// Two migrations: the second doubles "n".
+    private static let doubling = [
+        DefaultsMigration(version: 1, .rename("m", to: "n")),
+        DefaultsMigration(version: 2, .convert("n", from: Int.self) { $0 * 2 }),
+    ]
+
+    @Test(
+        "a damaged version record stops the migrations instead of running them again",
+        arguments: [
+            (SendableAny(" 2"), "String"), (SendableAny(true), "Bool"), (SendableAny(1.5), "Double"), (SendableAny(-1), "Int"),
+            (SendableAny(0), "Int"), (SendableAny("two"), "String"), (SendableAny(["version": 2]), "Dictionary"), (SendableAny(Data([2])), "Data"),
+        ])
+    func damagedRecord(record: SendableAny, kind: String) throws {
+        let suite = TestSuite()
+        suite.defaults.set(10, forKey: "m")
+        #expect(try suite.defaults.migrate(Self.doubling) == 2)
+        #expect(suite.defaults.integer(forKey: "n") == 20)
+        suite.defaults.set(record.value, forKey: DefaultsMigration.versionKey)
+        suite.defaults.synchronize()
+        let error = caught(DefaultsMigrationError.self) { try suite.defaults.migrate(Self.doubling) }
+        #expect(error?.key == DefaultsMigration.versionKey)
+        #expect(error?.reason.hasPrefix("the recorded version is \(kind): ") == true, "\(String(describing: error?.reason))")
+        #expect(suite.defaults.integer(forKey: "n") == 20)
+        #expect(throws: DefaultsMigrationError.self) { try suite.defaults.migrationVersion() }
+    }
+
+    @Test("a registered default or a launch-argument-like value for the record key changes neither migrate nor migrationVersion")
+    func recordReadFromTheSuite() throws {
+        #if !canImport(Darwin)
+        let suite = TestSuite()
+        suite.defaults.set(10, forKey: "m")
+        // Registered defaults are the process's, for every suite: put back after.
+        suite.defaults.register(defaults: [DefaultsMigration.versionKey: 2])
+        defer { suite.defaults.register(defaults: [DefaultsMigration.versionKey: 0]) }
+        #expect(try suite.defaults.migrationVersion() == 0)
+        #expect(try suite.defaults.migrate(Self.doubling) == 2)
+        #expect(suite.defaults.integer(forKey: "n") == 20)
+        #endif
+    }
 }
