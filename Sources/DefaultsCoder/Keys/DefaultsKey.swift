@@ -106,9 +106,13 @@ where Value: DefaultsOptional {
 /// A blob format that other libraries, or older versions of an app, used to store
 /// `Codable` values in `UserDefaults`.
 ///
-/// A key with a legacy format reads the native form first; when the stored value is not
-/// that, it decodes the blob instead. Reading never rewrites the stored value; the next
-/// write through the package stores the native form.
+/// A key with a legacy format reads a stored object of the blob's kind (`Data` for
+/// `.json` and `.propertyList`, a `String` for `.jsonString`) as the blob first, and
+/// anything else, or a blob that does not decode, in the native form. Reading never
+/// rewrites the stored value; the next write through the package stores the native form.
+/// A write of a value whose native form is itself a blob that decodes to another value
+/// (a `String` key with `.jsonString` storing `"\"Bo\""`) throws
+/// `EncodingError.invalidValue`: it would read back as `"Bo"`.
 public enum LegacyFormat: Sendable, Equatable {
     /// `Data` made by `JSONEncoder` with its default strategies.
     case json
@@ -119,6 +123,50 @@ public enum LegacyFormat: Sendable, Equatable {
 
     /// Decodes `object` in this format, or returns `nil` when it is not in this format
     /// at all (a `String` for `.json`, say).
+    /// Decodes a stored object: as the legacy blob first where it is of the blob's kind
+    /// (Data for `.json` and `.propertyList`, a String for `.jsonString`), since a Data or
+    /// String type would otherwise read the blob's own bytes or text; otherwise, or when
+    /// the blob does not decode, in the native form. Writes refuse the values this would
+    /// misread (`checkUnambiguous`).
+    ///
+    /// - Throws: The blob's error when the object is of its kind and neither form
+    ///   decodes (it says more); the native form's error otherwise.
+    static func decode<Value: Decodable>(_ type: Value.Type, from stored: Any, legacy: LegacyFormat?) throws -> Value {
+        var legacyError: (any Error)?
+        if let legacy, legacy.isOfItsKind(stored) {
+            do {
+                if let value = try legacy.decode(Value.self, from: stored) { return value }
+            } catch {
+                legacyError = error
+            }
+        }
+        do {
+            return try KeyValueDecoder().decodeFromUserDefaults(Value.self, from: stored)
+        } catch {
+            throw legacyError ?? error
+        }
+    }
+
+    /// Whether `object` is of the kind this format's blobs are.
+    func isOfItsKind(_ object: Any) -> Bool {
+        switch self {
+        case .json, .propertyList: return object is Data
+        case .jsonString: return object is String
+        }
+    }
+
+    /// Throws when `value`, stored as `tree`, would read back through this format as
+    /// another value.
+    ///
+    /// - Throws: `EncodingError.invalidValue`.
+    func checkUnambiguous<Value: Decodable>(_ value: Value, storedAs tree: Any) throws {
+        guard isOfItsKind(tree), let misread = try? decode(Value.self, from: tree) else { return }
+        if let equal = (value as? any Equatable).map({ $0.isEqual(to: misread) }), equal { return }
+        throw EncodingError.invalid(
+            value, "Cannot store this value under a key declared with the legacy format .\(self): it would read back as a legacy blob",
+            at: [])
+    }
+
     func decode<Value: Decodable>(_ type: Value.Type, from object: Any) throws -> Value? {
         switch self {
         case .json:

@@ -44,7 +44,10 @@ extension UserDefaults {
     ///   stored, or `UnreadableDefaultsFile` when the suite's file does not parse;
     ///   nothing is written then.
     public func write<Value>(_ value: Value, to key: DefaultsKey<Value>) throws {
-        try encode(value, forKey: key.name)
+        guard let legacy = key.legacyFormat else { return try encode(value, forKey: key.name) }
+        let stored = try KeyValueEncoder().encodeForUserDefaults(value)
+        if case .value(let tree) = stored { try legacy.checkUnambiguous(value, storedAs: tree) }
+        try store(stored, forKey: key.name)
     }
 
     /// Removes the stored values of `keys`, as one change of the suite, so that reads
@@ -152,16 +155,7 @@ extension UserDefaults {
             try throwIfFileUnreadable()
             return key.defaultValue
         }
-        do {
-            return try KeyValueDecoder().decodeFromUserDefaults(Value.self, from: stored)
-        } catch {
-            // The native form first: a blob is only tried when that fails. When the blob
-            // is of the legacy kind but does not decode either, its error says more.
-            if let legacy = key.legacyFormat, let value = try legacy.decode(Value.self, from: stored) {
-                return value
-            }
-            throw error
-        }
+        return try LegacyFormat.decode(Value.self, from: stored, legacy: key.legacyFormat)
     }
 
     /// `value(for:stored:)`, with failures reported and the default returned.

@@ -119,13 +119,7 @@ public struct DefaultsMigration: Sendable {
         ) -> Step {
             Step(
                 kind: .convert(from: name, to: newName ?? name) { stored in
-                    let old: Old
-                    do {
-                        old = try KeyValueDecoder().decodeFromUserDefaults(Old.self, from: stored)
-                    } catch {
-                        guard let legacy, let value = try legacy.decode(Old.self, from: stored) else { throw error }
-                        old = value
-                    }
+                    let old = try LegacyFormat.decode(Old.self, from: stored, legacy: legacy)
                     return try KeyValueEncoder().encodeForUserDefaults(try transform(old))
                 })
         }

@@ -60,7 +60,11 @@ extension UserDefaults {
         if let problem = StoredEncodingForm.shared.problem(withKey: key) {
             throw EncodingError.invalid(value, problem, at: [])
         }
-        let stored = try encoder.encodeForUserDefaults(value)
+        try store(try encoder.encodeForUserDefaults(value), forKey: key)
+    }
+
+    /// Stores a value in the stored form: the one write of a single key.
+    func store(_ stored: KeyValueEncoder.StoredValue, forKey key: String) throws {
         try Suite.change([self]) { values in
             switch stored {
             case .value(let tree): try values.set(tree, forKey: key)

@@ -153,6 +153,46 @@ struct UserDefaultsKeysTests {
     }
 }
 
+/// Keys whose value type shares its stored form with their legacy blob's kind.
+@Suite("UserDefaults+Keys, legacy forms of a shared kind")
+struct LegacySharedKindTests {
+    @Test(
+        "an old blob of the legacy kind reads as what it encodes, not as its own bytes or text",
+        arguments: [LegacyFormat.json, .propertyList])
+    func dataKeys(format: LegacyFormat) throws {
+        let suite = TestSuite()
+        let key = DefaultsKey<Data?>(uniqueKey("token"), legacy: format)
+        let value = Data([1, 2, 3])
+        let blob = format == .json ? try JSONEncoder().encode(value) : try PropertyListEncoder().encode(value)
+        suite.defaults.set(blob, forKey: key.name)
+        #expect(try suite.defaults.read(key) == value)
+        // Written anew, natively, it reads back as it is.
+        try suite.defaults.write(Data([9, 9]), to: key)
+        #expect(suite.defaults.data(forKey: key.name) == Data([9, 9]))
+        #expect(try suite.defaults.read(key) == Data([9, 9]))
+        // A value whose own bytes are such a blob would read back as another value: refused.
+        let error = caught(EncodingError.self) { try suite.defaults.write(blob, to: key) }
+        #expect(debugDescription(of: error) == "Cannot store this value under a key declared with the legacy format .\(format): it would read back as a legacy blob at SELF")
+        #expect(try suite.defaults.read(key) == Data([9, 9]))
+    }
+
+    @Test("an old JSON string reads as the string it encodes")
+    func stringKey() throws {
+        let suite = TestSuite()
+        let key = DefaultsKey<String>(uniqueKey("name"), default: "", legacy: .jsonString)
+        suite.defaults.set(#""Bo""#, forKey: key.name)
+        #expect(try suite.defaults.read(key) == "Bo")
+        try suite.defaults.write("Ada", to: key)
+        #expect(try suite.defaults.read(key) == "Ada")
+        #expect(throws: EncodingError.self) { try suite.defaults.write(#""Bo""#, to: key) }
+        #expect(try suite.defaults.read(key) == "Ada")
+        // A value that reads back the same through the blob is no loss: "5" is JSON for 5,
+        // but a String key reads a JSON number as no string, and falls back.
+        try suite.defaults.write("5", to: key)
+        #expect(try suite.defaults.read(key) == "5")
+    }
+}
+
 /// The names renamed in 0.4 still compile, deprecated, and do what the new ones do.
 @Suite("UserDefaults+Keys, deprecated names")
 struct DeprecatedKeyNamesTests {
