@@ -110,7 +110,8 @@ public struct DefaultsMigration: Sendable {
         ///   - newName: Where to store the result; `name` unless given. The old key is
         ///     removed.
         ///   - legacy: The blob format the value may be stored in (a `Data` blob from
-        ///     `JSONEncoder`, say), tried when the native form does not decode.
+        ///     `JSONEncoder`, say), tried first when the stored object is of its kind
+        ///     (see `LegacyFormat`).
         ///   - transform: The conversion; an error it throws stops the migration, and
         ///     nothing is changed. Returning `nil` for an optional removes the key.
         public static func convert<Old: Decodable & Sendable, New: Encodable & Sendable>(
@@ -135,8 +136,8 @@ public struct DefaultsMigration: Sendable {
         /// - Parameters:
         ///   - name: The key the value is stored under now.
         ///   - type: The type it was stored as.
-        ///   - legacy: The blob format it may be stored in, tried when the native form
-        ///     does not decode.
+        ///   - legacy: The blob format it may be stored in, tried first when the stored
+        ///     object is of its kind (see `LegacyFormat`).
         ///   - key: Where the converted value goes; when its name differs, the old key is
         ///     removed.
         ///   - transform: The conversion; an error it throws stops the migration.
