@@ -130,22 +130,40 @@ public struct DefaultsMigration: Sendable {
         ///
         /// ```swift
         /// .convert("font", from: Int.self, to: .fontSize) { Double($0) }
-        /// .convert("profile", from: Profile.self, legacy: .json, to: .profile) { $0 }
+        /// .convert("profile", from: Profile.self, to: .profile, legacy: .json) { $0 }
         /// ```
         ///
         /// - Parameters:
         ///   - name: The key the value is stored under now.
         ///   - type: The type it was stored as.
-        ///   - legacy: The blob format it may be stored in, tried first when the stored
-        ///     object is of its kind (see `LegacyFormat`).
         ///   - key: Where the converted value goes; when its name differs, the old key is
         ///     removed.
+        ///   - legacy: The blob format it may be stored in, tried first when the stored
+        ///     object is of its kind (see `LegacyFormat`).
         ///   - transform: The conversion; an error it throws stops the migration.
         public static func convert<Old: Decodable & Sendable, New>(
-            _ name: String, from type: Old.Type, legacy: LegacyFormat? = nil, to key: DefaultsKey<New>,
+            _ name: String, from type: Old.Type, to key: DefaultsKey<New>, legacy: LegacyFormat? = nil,
             _ transform: @escaping @Sendable (Old) throws -> New
         ) -> Step {
             convert(name, from: type, to: key.name, legacy: legacy, transform)
+        }
+
+        /// The typed-key conversion with its labels in the old order; renamed
+        /// `convert(_:from:to:legacy:_:)`, the order of the other overload.
+        ///
+        /// - Parameters:
+        ///   - name: The key the value is stored under now.
+        ///   - type: The type it was stored as.
+        ///   - legacy: The blob format it may be stored in.
+        ///   - key: Where the converted value goes.
+        ///   - transform: The conversion.
+        /// - Returns: The step.
+        @available(*, deprecated, renamed: "convert(_:from:to:legacy:_:)")
+        public static func convert<Old: Decodable & Sendable, New>(
+            _ name: String, from type: Old.Type, legacy: LegacyFormat?, to key: DefaultsKey<New>,
+            _ transform: @escaping @Sendable (Old) throws -> New
+        ) -> Step {
+            convert(name, from: type, to: key, legacy: legacy, transform)
         }
 
         /// Removes keys and their values.
@@ -234,7 +252,7 @@ extension UserDefaults {
         }
         do {
             return try Suite.change([self] + targets) { values in
-                let recorded = try values.recordedVersion(versionKey)
+                let recorded = try values.recordedVersion(versionKey, migratingTo: migrations.last?.version ?? 0)
                 let pending = migrations.filter { $0.version > recorded }
                 guard let last = pending.last else { return recorded }
                 for migration in pending {
@@ -275,7 +293,7 @@ extension UserDefaults {
     /// - Throws: `DefaultsMigrationError` when the record is not a version the package
     ///   wrote; `UnreadableDefaultsFile` when the suite's file does not parse.
     public func migrationVersion(versionKey: String = DefaultsMigration.versionKey) throws -> Int {
-        try Suite.change([self], announcing: false) { try $0.recordedVersion(versionKey) }
+        try Suite.change([self], announcing: false) { try $0.recordedVersion(versionKey, migratingTo: nil) }
     }
 }
 
@@ -285,7 +303,9 @@ extension Suite.Values {
     /// - Throws: `DefaultsMigrationError` when the record is anything but an integer of
     ///   1 or more, as `migrate` writes it: a damaged record must stop the migrations,
     ///   never run them again.
-    func recordedVersion(_ versionKey: String) throws -> Int {
+    /// - Parameter target: The version the migration runs to, for its error; `nil` when
+    ///   the record is only read (its error then names version 0).
+    func recordedVersion(_ versionKey: String, migratingTo target: Int?) throws -> Int {
         guard let record = value(forKey: versionKey) else { return 0 }
         switch classifyNumber(record) {
         case .signed(let version, _) where version >= 1: return Int(version)
@@ -293,7 +313,7 @@ extension Suite.Values {
         default: break
         }
         throw DefaultsMigrationError(
-            version: 0, key: versionKey,
+            version: target ?? 0, key: versionKey,
             reason:
                 "the recorded version is \(FoundValue.describing(record).description): \(String(describing: record).prefix(40)), not a version a migration wrote; nothing was run")
     }

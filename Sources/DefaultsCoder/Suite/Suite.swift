@@ -232,6 +232,17 @@ final class Suite: @unchecked Sendable {
         }
     }
 
+    /// Moves the suite's unreadable file aside, under the suite's lock, and lets
+    /// Foundation's cache, which holds the empty suite it read, read anew.
+    ///
+    /// - Returns: Where the file went, or `nil` when there is no unreadable file.
+    func moveUnreadableFileAside(of defaults: UserDefaults) throws -> URL? {
+        guard let file else { return nil }
+        let moved = try file.withLock { try file.moveAside() }
+        if moved != nil { defaults.synchronize() }
+        return moved
+    }
+
     /// Runs `body` holding each file's lock in turn, in the order given.
     private static func withLocks<R>(on files: ArraySlice<SuiteFile>, _ body: () throws -> R) throws -> R {
         guard let file = files.first else { return try body() }

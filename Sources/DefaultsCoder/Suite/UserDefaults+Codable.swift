@@ -112,11 +112,7 @@ extension UserDefaults {
     /// - Throws: `DefaultsSuiteError` when the file cannot be moved.
     @discardableResult
     public func moveUnreadableFileAside() throws -> URL? {
-        guard let file = Suite.of(self).file else { return nil }
-        let moved = try file.withLock { try file.moveAside() }
-        // Foundation's cache still holds the empty suite it read; it reads anew now.
-        if moved != nil { synchronize() }
-        return moved
+        try Suite.of(self).moveUnreadableFileAside(of: self)
     }
 
     /// Called when a key is absent: an unreadable file reads as an empty suite, so say

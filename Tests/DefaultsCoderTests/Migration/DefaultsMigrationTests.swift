@@ -100,7 +100,7 @@ struct DefaultsMigrationTests {
                     return density
                 },
                 .convert("columns", from: [String].self, to: "table") { Layout(columns: $0, compact: true) },
-                .convert("layout", from: Layout.self, legacy: .json, to: layout) { $0 }))
+                .convert("layout", from: Layout.self, to: layout, legacy: .json) { $0 }))
         #expect(suite.defaults[density] == .compact)
         #expect(try suite.defaults.decode(Layout.self, forKey: "table") == Layout(columns: ["name", "size"], compact: true))
         #expect(suite.defaults.object(forKey: "columns") == nil)
@@ -211,6 +211,33 @@ struct DefaultsMigrationTests {
         #expect(suite.defaults.integer(forKey: "font") == 14)
         #expect(try suite.defaults.migrationVersion() == 0)
     }
+
+    #if !canImport(Darwin)
+    @Test(
+        "a move into the suite being migrated, spelled another way, is refused instead of waiting on its own lock",
+        arguments: ["dot", "link"])
+    func moveIntoItselfSpelledOtherwise(spelling: String) async throws {
+        let suite = versionOneSuite("spelled" + spelling)
+        let directory = SuiteFile.configDirectory.path
+        let link = FileManager.default.temporaryDirectory.appendingPathComponent("config-\(UUID().uuidString)").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: directory)
+        defer { try? FileManager.default.removeItem(atPath: link) }
+        let other = spelling == "dot" ? "\(directory)/./\(suite.name)" : "\(link)/\(suite.name)"
+        let name = suite.name
+        let error = Locked<DefaultsMigrationError?>(nil)
+        let finished = await finishes {
+            let caughtError = caught(DefaultsMigrationError.self) {
+                try UserDefaults(suiteName: name)!.migrate(DefaultsMigration(version: 4, .move("font", intoSuite: other)))
+            }
+            error.withLock { $0 = caughtError }
+        }
+        #expect(finished)
+        #expect(error.withLock { $0?.version } == 4)
+        #expect(error.withLock { $0?.key } == "font")
+        #expect(suite.defaults.integer(forKey: "font") == 14)
+        #expect(try suite.defaults.migrationVersion() == 0)
+    }
+    #endif
 
     @Test("versions that do not increase, or start below 1, are refused")
     func badVersions() throws {
@@ -334,6 +361,7 @@ struct DefaultsMigrationTests {
         suite.defaults.synchronize()
         let error = caught(DefaultsMigrationError.self) { try suite.defaults.migrate(Self.doubling) }
         #expect(error?.key == DefaultsMigration.versionKey)
+        #expect(error?.version == 2)
         #expect(error?.reason.hasPrefix("the recorded version is \(kind): ") == true, "\(String(describing: error?.reason))")
         #expect(suite.defaults.integer(forKey: "n") == 20)
         #expect(throws: DefaultsMigrationError.self) { try suite.defaults.migrationVersion() }
@@ -351,5 +379,31 @@ struct DefaultsMigrationTests {
         #expect(try suite.defaults.migrate(Self.doubling) == 2)
         #expect(suite.defaults.integer(forKey: "n") == 20)
         #endif
+    }
+}
+
+/// The typed-key conversion's old label order still compiles, deprecated.
+@Suite("DefaultsMigration, deprecated names")
+struct DeprecatedMigrationNamesTests {
+    @Test("convert(_:from:legacy:to:_:) forwards to convert(_:from:to:legacy:_:)")
+    func oldLabelOrder() throws {
+        let suite = TestSuite()
+        suite.defaults.set(3, forKey: "old")
+        let key = DefaultsKey<Int>(uniqueKey("new"), default: 0)
+        let step = (OldConvertSpelling() as any ConvertSpelling).step(to: key)
+        #expect(try suite.defaults.migrate(DefaultsMigration(version: 1, step)) == 1)
+        #expect(suite.defaults[key] == 6)
+    }
+}
+
+/// Called through a protocol, so that the deprecated name is used without a warning.
+private protocol ConvertSpelling {
+    func step(to key: DefaultsKey<Int>) -> DefaultsMigration.Step
+}
+
+private struct OldConvertSpelling: ConvertSpelling {
+    @available(*, deprecated, message: "uses the deprecated name on purpose")
+    func step(to key: DefaultsKey<Int>) -> DefaultsMigration.Step {
+        .convert("old", from: Int.self, legacy: nil, to: key) { $0 * 2 }
     }
 }

@@ -327,7 +327,7 @@ struct DocumentationTests {
         #expect(Tree(defaults.object(forKey: "profile")) == Tree(["id": 7, "name": "Bo"]))
         defaults.set(try JSONEncoder().encode(profile), forKey: "profile")
         try defaults.migrate(
-            DefaultsMigration(version: 1, .convert("profile", from: User.self, legacy: .json, to: .articleProfile) { $0 }))
+            DefaultsMigration(version: 1, .convert("profile", from: User.self, to: .articleProfile, legacy: .json) { $0 }))
         #expect(Tree(defaults.object(forKey: "profile")) == Tree(["id": 7, "name": "Bo"]))
 
         // From KeyValueCoder.
