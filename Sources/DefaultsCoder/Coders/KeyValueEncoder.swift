@@ -498,8 +498,11 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
             }
             return form.string(text)
         case .formatted(let formatter):
+            // A format may keep less than the date (a day, say), but what it reads back
+            // must be the same date to within a year: a format without the era, or with
+            // two-digit years, reads another date outside its range.
             let text = formatter.string(from: date)
-            guard let back = formatter.date(from: text), formatter.string(from: back) == text, date.timeIntervalSinceReferenceDate.isFinite else {
+            guard let back = formatter.date(from: text), Self.isSameDate(back, date, within: 366 * 86_400) else {
                 throw EncodingError.unwritableDate(date, strategy: ".formatted", text: text, at: path(parent, step))
             }
             return form.string(text)

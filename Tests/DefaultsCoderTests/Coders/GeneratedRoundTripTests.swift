@@ -158,4 +158,108 @@ struct GeneratedRoundTripTests {
         ]
         #expect(expected.subtracting(seen).isEmpty, "never generated: \(expected.subtracting(seen).sorted())")
     }
+
+    /// Seconds since 2001 for a generated date: the edges, non-finite ones included, and
+    /// random ones of every magnitude.
+    static func dateSeconds(_ entropy: inout SeededEntropy) -> Double {
+        let edges: [Double] = [.nan, .infinity, -.infinity, 0, -0.0, 1e15, -1e15, 0.5, -0.001, 253_402_300_799, -63_114_076_800]
+        let pick = entropy.next()
+        if pick % 3 == 0 { return edges[Int(pick / 3 % UInt64(edges.count))] }
+        let magnitude = Double(entropy.next() % 14)
+        let fraction = Double(entropy.next() % 1_000_000) / 1_000_000
+        return (pick % 2 == 0 ? 1 : -1) * (pow(10, magnitude) * fraction).rounded(.down) + (pick % 5 == 0 ? fraction : 0)
+    }
+
+    @Test("Dates under every strategy, non-finite ones included: written faithfully or refused at encode time, in both trees")
+    func generatedDates() throws {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd'T'HH:mm:ss"
+        let strategies: [(String, KeyValueEncoder.DateEncodingStrategy, KeyValueDecoder.DateDecodingStrategy, Double)] = [
+            ("date", .date, .date, 0),
+            ("secondsSince1970", .secondsSince1970, .secondsSince1970, 1e-6),
+            ("millisecondsSince1970", .millisecondsSince1970, .millisecondsSince1970, 1e-6),
+            ("iso8601", .iso8601, .iso8601, 1),
+            ("iso8601 fractional", .iso8601(includingFractionalSeconds: true), .iso8601(includingFractionalSeconds: true), 0.001),
+            ("formatted", .formatted(formatter), .formatted(formatter), 1),
+        ]
+        var failures: [String] = []
+        for seed in Self.seeds(400, offset: 3_000_000) {
+            var entropy = SeededEntropy(seed: seed)
+            let date = Date(timeIntervalSinceReferenceDate: Self.dateSeconds(&entropy))
+            for (name, encoding, decoding, precision) in strategies {
+                var encoder = KeyValueEncoder()
+                encoder.dateEncodingStrategy = encoding
+                var decoder = KeyValueDecoder()
+                decoder.dateDecodingStrategy = decoding
+                let trees: [(String, () throws -> Any?)] = [
+                    ("plain", { try encoder.encode([date]) }),
+                    (
+                        "stored",
+                        {
+                            guard case .value(let tree) = try encoder.encodeForUserDefaults([date]) else { return nil }
+                            return tree
+                        }
+                    ),
+                ]
+                for (treeName, encode) in trees {
+                    let tree: Any?
+                    do {
+                        tree = try encode()
+                    } catch is EncodingError {
+                        continue  // refused: nothing is written
+                    } catch {
+                        failures.append("seed \(seed), \(name), \(treeName): \(error)")
+                        continue
+                    }
+                    do {
+                        let back =
+                            try treeName == "plain"
+                            ? decoder.decode([Date].self, from: tree as Any)[0]
+                            : decoder.decodeFromUserDefaults([Date].self, from: tree as Any)[0]
+                        let a = date.timeIntervalSinceReferenceDate
+                        let b = back.timeIntervalSinceReferenceDate
+                        let same = (a.isNaN && b.isNaN) || a == b || abs(a - b) < max(precision, abs(a) * 1e-15)
+                        if !same { failures.append("seed \(seed), \(name), \(treeName): \(a) read back as \(b)") }
+                    } catch {
+                        failures.append("seed \(seed), \(name), \(treeName): \(date.timeIntervalSinceReferenceDate) was written but does not read back: \(error)")
+                    }
+                }
+            }
+        }
+        #expect(failures.prefix(10) == [], "\(failures.count) failures")
+    }
+
+    @Test("Typed keys with a legacy format of their own stored kind: every value written reads back, or is refused", arguments: [LegacyFormat.json, .propertyList, .jsonString])
+    func generatedLegacyKeys(format: LegacyFormat) throws {
+        let suite = TestSuite("legacy\(format)")
+        let dataKey = DefaultsKey<Data?>(uniqueKey("data"), legacy: format)
+        let stringKey = DefaultsKey<String>(uniqueKey("string"), default: "", legacy: format)
+        var failures: [String] = []
+        for seed in Self.seeds(200, offset: 4_000_000) {
+            var entropy = SeededEntropy(seed: seed)
+            // Blobs of every legacy kind, and plain bytes and text.
+            let number = Int(entropy.next() % 1000)
+            let candidates: [String] = ["\(number)", "\"s\(number)\"", "[\(number)]", "plain \(number)", "", "\"\""]
+            let text = candidates[Int(entropy.next() % UInt64(candidates.count))]
+            let blobs: [Data] = [
+                Data(text.utf8), try JSONEncoder().encode(Data([UInt8(number % 256)])), try PropertyListEncoder().encode(Data([UInt8(number % 256)])),
+                Data((0..<(number % 7)).map { UInt8($0 * 37 % 256) }),
+            ]
+            let data = blobs[Int(entropy.next() % UInt64(blobs.count))]
+            for (name, write, read) in [
+                ("data", { try suite.defaults.write(data, to: dataKey) }, { try suite.defaults.read(dataKey) == data }),
+                ("string", { try suite.defaults.write(text, to: stringKey) }, { try suite.defaults.read(stringKey) == text }),
+            ] as [(String, () throws -> Void, () throws -> Bool)] {
+                do {
+                    try write()
+                } catch is EncodingError {
+                    continue
+                }
+                if try !read() { failures.append("seed \(seed), \(name): \(name == "data" ? "\(data as NSData)" : text) read back as another value") }
+            }
+        }
+        #expect(failures.prefix(10) == [], "\(failures.count) failures")
+    }
 }
