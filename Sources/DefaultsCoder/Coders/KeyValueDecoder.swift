@@ -206,6 +206,9 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
         if T.self == URL.self, let url = try unboxURL(value, parent: parent, step: step()) { return sameType(url, as: T.self) }
         if T.self == Data.self, let data = try unboxData(value, parent: parent, step: step()) { return sameType(data, as: T.self) }
         if T.self == Decimal.self { return sameType(try unboxDecimal(value, parent: parent, step: step()), as: T.self) }
+        // The tree as it is: `init(from:)` can only try kinds in turn, and would read a
+        // whole double as an integer.
+        if T.self == PropertyListValue.self, let plist = PropertyListValue(form.plain(value)) { return sameType(plist, as: T.self) }
         if form.unwrapsOptionals, let optional = type as? any UnwrappableOptional.Type {
             return try optional.unbox(form.unwrap(value), decoder: self, parent: parent, step: step()) as! T
         }

@@ -36,6 +36,31 @@ public class DefaultsKeys: @unchecked Sendable {
     }
 }
 
+/// Keys are the same key when they have the same name: they go in sets and compare as
+/// their names do, whatever their value type.
+///
+/// ```swift
+/// let watched: Set<DefaultsKeys> = [.launchCount, .theme]
+/// ```
+extension DefaultsKeys: Hashable {
+    /// Whether two keys have the same name.
+    ///
+    /// - Parameters:
+    ///   - lhs: A key.
+    ///   - rhs: Another key.
+    /// - Returns: `true` when their names are equal.
+    public static func == (lhs: DefaultsKeys, rhs: DefaultsKeys) -> Bool {
+        lhs.name == rhs.name
+    }
+
+    /// Hashes the key's name.
+    ///
+    /// - Parameter hasher: The hasher to feed.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(name)
+    }
+}
+
 /// A typed `UserDefaults` key: a name, the type of its value, and the value read when
 /// nothing is stored.
 ///
@@ -52,8 +77,11 @@ public class DefaultsKeys: @unchecked Sendable {
 public final class DefaultsKey<Value: Codable & Sendable>: DefaultsKeys, @unchecked Sendable {
     // Every stored property is a `let` of a Sendable type.
 
-    /// The value read when nothing is stored, or when what is stored does not decode.
-    public let defaultValue: Value
+    /// The value read when nothing is stored, or when what is stored does not decode;
+    /// for a key made with a closure, what the closure gives at this read.
+    public var defaultValue: Value { makeDefault() }
+
+    private let makeDefault: @Sendable () -> Value
 
     /// The format of values that an older version of the app, or another library, stored
     /// as a blob; `nil` reads the native form only.
@@ -67,7 +95,27 @@ public final class DefaultsKey<Value: Codable & Sendable>: DefaultsKeys, @unchec
     ///   - legacy: The blob format to fall back to when the stored value is not in the
     ///     native form; the next write replaces it with the native form.
     public init(_ name: String, default defaultValue: Value, legacy: LegacyFormat? = nil) {
-        self.defaultValue = defaultValue
+        self.makeDefault = { defaultValue }
+        self.legacyFormat = legacy
+        super.init(name: name)
+    }
+
+    /// Creates a key whose default is worked out at each read where nothing is stored:
+    /// the current date, a value from the environment.
+    ///
+    /// ```swift
+    /// let firstLaunch = DefaultsKey<Date>("firstLaunch") { Date() }
+    /// ```
+    ///
+    /// `register(_:)` registers the value the closure gives when it is called.
+    ///
+    /// - Parameters:
+    ///   - name: The key's name in `UserDefaults`; dots are allowed.
+    ///   - legacy: The blob format stored values may be in.
+    ///   - makeDefault: Gives the default; called at each read that needs it, on the
+    ///     reading thread.
+    public init(_ name: String, legacy: LegacyFormat? = nil, default makeDefault: @escaping @Sendable () -> Value) {
+        self.makeDefault = makeDefault
         self.legacyFormat = legacy
         super.init(name: name)
     }
@@ -79,7 +127,7 @@ public final class DefaultsKey<Value: Codable & Sendable>: DefaultsKeys, @unchec
     ///   - legacy: The blob format to fall back to when the stored value is not in the
     ///     native form.
     public init(_ name: String, legacy: LegacyFormat? = nil) where Value: DefaultsOptional {
-        self.defaultValue = nil
+        self.makeDefault = { nil }
         self.legacyFormat = legacy
         super.init(name: name)
     }

@@ -291,6 +291,9 @@ private final class KeyObserver<Value: Codable & Sendable>: Rechecking, @uncheck
 /// Whether two values are the same: by `==` when the type is `Equatable`, otherwise by
 /// their stored property lists.
 private func isSame<Value>(_ old: Value, _ new: Value, stored oldStored: Any?, _ newStored: Any?) -> Bool {
+    // Nothing stored, before and after: the default both times, even one worked out
+    // anew at each read (a key made with a closure).
+    if oldStored == nil && newStored == nil { return true }
     if let equal = equalIfEquatable(old, new) ?? equalIfEquatable(new, old) { return equal }
     switch (oldStored, newStored) {
     case (nil, nil): return true

@@ -74,6 +74,49 @@ extension UserDefaults {
         }
     }
 
+    /// Removes every value stored in this suite, as one change: on Linux one rewrite of
+    /// its file, atomic like any package write. Observers of each key hear of it once.
+    /// Registered defaults and launch arguments stay, as they are not stored.
+    ///
+    /// ```swift
+    /// try UserDefaults(suiteName: "scratch")!.resetAll()
+    /// ```
+    ///
+    /// - Throws: `UnreadableDefaultsFile` when the suite's file does not parse (nothing
+    ///   is removed then), or `DefaultsSuiteError`.
+    public func resetAll() throws {
+        try Suite.change([self]) { values in
+            for key in values.keys() { try values.set(nil, forKey: key) }
+        }
+    }
+
+    /// Whether `key` reads as its default: nothing is stored, or what is stored equals
+    /// the default.
+    ///
+    /// - Parameter key: The key.
+    /// - Returns: `true` when reading `key` gives its default value.
+    public func isDefaultValue<Value: Equatable>(_ key: DefaultsKey<Value>) -> Bool {
+        guard let stored = object(forKey: key.name) else { return true }
+        return (try? value(for: key, stored: stored)) == key.defaultValue
+    }
+
+    /// Runs `body` with the package's writes in it not announced: observers, streams and
+    /// `keyDidChangeNotification` do not hear of them, on this task or thread. For an
+    /// observer that writes what it observes, to break the loop.
+    ///
+    /// ```swift
+    /// UserDefaults.withoutAnnouncing {
+    ///     defaults[.volume] = normalized(volume)
+    /// }
+    /// ```
+    ///
+    /// - Parameter body: The writes.
+    /// - Returns: What `body` returns.
+    /// - Throws: What `body` throws.
+    public static func withoutAnnouncing<R>(_ body: () throws -> R) rethrows -> R {
+        try Suite.$isSilenced.withValue(true, operation: body)
+    }
+
     /// Reads the value for `key`; renamed `read(_:)`, since `value(forKey:)` is
     /// key-value coding's.
     ///

@@ -33,6 +33,10 @@ final class Suite: @unchecked Sendable {
     /// Each file's suite, by the file.
     private static let byFile = Locked<[ObjectIdentifier: Suite]>([:])
 
+    /// Whether the package's writes on this task or thread go unannounced
+    /// (`UserDefaults.withoutAnnouncing`).
+    @TaskLocal static var isSilenced = false
+
     /// The suite `defaults` belongs to. Looked up once per object: reading the suite
     /// name through `Mirror` costs more than the rest of a write's bookkeeping.
     static func of(_ defaults: UserDefaults) -> Suite {
@@ -177,7 +181,7 @@ final class Suite: @unchecked Sendable {
             }
             return (result, written)
         }
-        if announcing {
+        if announcing && !isSilenced {
             for change in written { change.suite.announce(change) }
         }
         reportLaunchArgumentOverrides(written)
@@ -282,6 +286,7 @@ final class Suite: @unchecked Sendable {
     /// Registers defaults on `defaults` and announces the keys whose value that changes.
     static func register(_ values: [String: Any], on defaults: UserDefaults) {
         defaults.register(defaults: values)
+        guard !isSilenced else { return }
         let suite = Suite.of(defaults)
         for key in values.keys.sorted() {
             ObservationRegistry.shared.check(key)

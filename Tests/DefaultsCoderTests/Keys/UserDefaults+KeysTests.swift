@@ -220,3 +220,94 @@ private struct OldSpellings: SpellingRoundTrip {
         try defaults.removeValue(for: key)
     }
 }
+
+/// What a user of sindresorhus/Defaults reaches for.
+@Suite("UserDefaults+Keys, for Defaults users")
+struct DefaultsUserFeatureTests {
+    @Test("keys are the same key when their names are")
+    func keyIdentity() {
+        let a = DefaultsKey<Int>("same", default: 1)
+        let b = DefaultsKey<String>("same", default: "")
+        let c = DefaultsKey<Int>("other", default: 1)
+        #expect(a as DefaultsKeys == b as DefaultsKeys)
+        #expect(a != c)
+        #expect(Set<DefaultsKeys>([a, b, c]).count == 2)
+    }
+
+    @Test("a default worked out at each read where nothing is stored, and registered as it is then")
+    func dynamicDefault() throws {
+        let suite = TestSuite()
+        let counter = Locked(0)
+        let key = DefaultsKey<Int>(uniqueKey("dynamic")) {
+            counter.withLock {
+                $0 += 1
+                return $0
+            }
+        }
+        #expect(suite.defaults[key] == 1)
+        #expect(suite.defaults[key] == 2)
+        try suite.defaults.write(10, to: key)
+        #expect(suite.defaults[key] == 10)
+        try suite.defaults.reset(key)
+        #expect(suite.defaults[key] == 3)
+        let now = DefaultsKey<Date>(uniqueKey("now")) { Date() }
+        let before = Date()
+        #expect(suite.defaults[now] >= before)
+    }
+
+    @Test("an observer of a key with a dynamic default hears no change while nothing is stored")
+    func dynamicDefaultObserved() throws {
+        let suite = TestSuite()
+        let key = DefaultsKey<Date>(uniqueKey("now")) { Date() }
+        let heard = Locked(0)
+        let observation = suite.defaults.observe(key) { _, _ in heard.withLock { $0 += 1 } }
+        try suite.defaults.reset(key)
+        try suite.defaults.encode(1, forKey: key.name + ".other")
+        ObservationRegistry.shared.check(key.name)
+        #expect(heard.withLock { $0 } == 0)
+        withExtendedLifetime(observation) {}
+    }
+
+    @Test("isDefaultValue: nothing stored, or the default stored")
+    func isDefaultValue() throws {
+        let suite = TestSuite()
+        let key = DefaultsKey<Int>(uniqueKey("level"), default: 3)
+        #expect(suite.defaults.isDefaultValue(key))
+        try suite.defaults.write(4, to: key)
+        #expect(!suite.defaults.isDefaultValue(key))
+        try suite.defaults.write(3, to: key)
+        #expect(suite.defaults.isDefaultValue(key))
+    }
+
+    @Test("resetAll removes every stored key as one change, each observer hearing once")
+    func resetAll() async throws {
+        let suite = TestSuite()
+        let keys = (0..<5).map { DefaultsKey<Int>(uniqueKey("all\($0)"), default: -1) }
+        for (index, key) in keys.enumerated() { try suite.defaults.write(index, to: key) }
+        suite.defaults.set("plain", forKey: "plain")
+        let heard = Locked<[String]>([])
+        let observations = keys.map { key in suite.defaults.observe(key) { _, new in heard.withLock { $0.append("\(key.name)=\(new)") } } }
+        try suite.defaults.resetAll()
+        #expect(keys.allSatisfy { suite.defaults[$0] == -1 })
+        #expect(suite.defaults.object(forKey: "plain") == nil)
+        #expect(heard.withLock { $0.sorted() } == keys.map { "\($0.name)=-1" }.sorted())
+        #if !canImport(Darwin)
+        #expect(!FileManager.default.fileExists(atPath: suite.fileURL.path))
+        #endif
+        withExtendedLifetime(observations) {}
+    }
+
+    @Test("writes inside withoutAnnouncing reach the store but no observer")
+    func withoutAnnouncing() throws {
+        let suite = TestSuite()
+        let key = DefaultsKey<Int>(uniqueKey("quiet"), default: 0)
+        let heard = Locked<[Int]>([])
+        let observation = suite.defaults.observe(key) { _, new in heard.withLock { $0.append(new) } }
+        UserDefaults.withoutAnnouncing { suite.defaults[key] = 5 }
+        #expect(suite.defaults[key] == 5)
+        #expect(heard.withLock { $0 } == [])
+        suite.defaults[key] = 6
+        #expect(heard.withLock { $0 } == [6])
+        withExtendedLifetime(observation) {}
+    }
+}

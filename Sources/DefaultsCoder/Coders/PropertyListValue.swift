@@ -1,0 +1,312 @@
+//
+//  PropertyListValue.swift
+//  DefaultsCoder
+//
+//  A property-list value as a Swift enum: what the coders' `Any` trees hold, typed, so
+//  that it can be compared, hashed, sent across tasks and written as a literal.
+//
+
+import Foundation
+
+/// Any value a property list can hold: a string, an integer, a double, a `Bool`, a date,
+/// data, or an array or dictionary of them.
+///
+/// ```swift
+/// let settings: PropertyListValue = ["volume": 0.8, "tags": ["a", "b"], "beta": true]
+/// let tree: PropertyListValue = try KeyValueEncoder().encode(user)     // one call
+/// let back = try KeyValueDecoder().decode(User.self, from: tree)       // and back
+/// try UserDefaults.standard.encode(settings, forKey: "settings")      // stored natively
+/// ```
+///
+/// It is `Codable`, so it goes through typed keys and `@UserDefault` like any value, and
+/// is stored in its native form: a dictionary as a plist dictionary.
+public enum PropertyListValue: Sendable, Hashable {
+    /// A string.
+    case string(String)
+    /// An integer.
+    case integer(Int)
+    /// A floating-point number.
+    case double(Double)
+    /// A Boolean.
+    case bool(Bool)
+    /// A date.
+    case date(Date)
+    /// Bytes.
+    case data(Data)
+    /// An array of values.
+    case array([PropertyListValue])
+    /// A dictionary of values by string keys.
+    case dictionary([String: PropertyListValue])
+
+    /// The value of an `Any` tree as the coders and `UserDefaults` hand one over, or `nil`
+    /// when the tree holds something a property list cannot (`nil`, a `URL`, a set, a
+    /// number wider than 64 bits).
+    ///
+    /// - Parameter tree: A tree of strings, numbers, `Bool`s, dates, data, arrays and
+    ///   dictionaries with string keys.
+    public init?(_ tree: Any) {
+        guard let value = flattenOptional(tree) else { return nil }
+        if let string = value as? String {
+            self = .string(string)
+            return
+        }
+        if let number = classifyNumber(value) {
+            switch number {
+            case .bool(let bool): self = .bool(bool)
+            case .signed(let int, _):
+                guard let int = Int(exactly: int) else { return nil }
+                self = .integer(int)
+            case .unsigned(let uint, _):
+                guard let int = Int(exactly: uint) else { return nil }
+                self = .integer(int)
+            case .double(let double): self = .double(double)
+            case .float(let float): self = .double(Double(float))
+            case .decimal, .wide: return nil
+            }
+            return
+        }
+        if let date = value as? Date {
+            self = .date(date)
+        } else if let data = value as? Data {
+            self = .data(data)
+        } else if let dictionary = value as? [String: Any] {
+            var values: [String: PropertyListValue] = [:]
+            values.reserveCapacity(dictionary.count)
+            for (key, element) in dictionary {
+                guard let element = PropertyListValue(element) else { return nil }
+                values[key] = element
+            }
+            self = .dictionary(values)
+        } else if let array = value as? [Any] {
+            var values: [PropertyListValue] = []
+            values.reserveCapacity(array.count)
+            for element in array {
+                guard let element = PropertyListValue(element) else { return nil }
+                values.append(element)
+            }
+            self = .array(values)
+        } else {
+            return nil
+        }
+    }
+
+    /// The value as an `Any` tree, as `PropertyListSerialization` and the coders use.
+    public var tree: Any {
+        switch self {
+        case .string(let string): return string
+        case .integer(let int): return int
+        case .double(let double): return double
+        case .bool(let bool): return bool
+        case .date(let date): return date
+        case .data(let data): return data
+        case .array(let array): return array.map(\.tree)
+        case .dictionary(let dictionary): return dictionary.mapValues(\.tree)
+        }
+    }
+
+    // MARK: - Typed accessors
+
+    /// The string, or `nil` for another kind of value.
+    public var stringValue: String? {
+        if case .string(let value) = self { return value }
+        return nil
+    }
+
+    /// The integer, or `nil` for another kind of value.
+    public var intValue: Int? {
+        if case .integer(let value) = self { return value }
+        return nil
+    }
+
+    /// The number as a `Double`: a double, or an integer a `Double` holds exactly.
+    public var doubleValue: Double? {
+        switch self {
+        case .double(let value): return value
+        case .integer(let value): return Double(exactly: value)
+        default: return nil
+        }
+    }
+
+    /// The Boolean, or `nil` for another kind of value.
+    public var boolValue: Bool? {
+        if case .bool(let value) = self { return value }
+        return nil
+    }
+
+    /// The date, or `nil` for another kind of value.
+    public var dateValue: Date? {
+        if case .date(let value) = self { return value }
+        return nil
+    }
+
+    /// The bytes, or `nil` for another kind of value.
+    public var dataValue: Data? {
+        if case .data(let value) = self { return value }
+        return nil
+    }
+
+    /// The array, or `nil` for another kind of value.
+    public var arrayValue: [PropertyListValue]? {
+        if case .array(let value) = self { return value }
+        return nil
+    }
+
+    /// The dictionary, or `nil` for another kind of value.
+    public var dictionaryValue: [String: PropertyListValue]? {
+        if case .dictionary(let value) = self { return value }
+        return nil
+    }
+
+    /// The value under `key` in a dictionary; `nil` for a missing key or another kind.
+    ///
+    /// - Parameter key: The key.
+    public subscript(key: String) -> PropertyListValue? {
+        dictionaryValue?[key]
+    }
+
+    /// The element at `index` in an array; `nil` out of range or for another kind.
+    ///
+    /// - Parameter index: The index.
+    public subscript(index: Int) -> PropertyListValue? {
+        guard let array = arrayValue, array.indices.contains(index) else { return nil }
+        return array[index]
+    }
+}
+
+// MARK: - Codable
+
+extension PropertyListValue: Codable {
+    /// Writes the value as what it holds: a string as a string, a dictionary as a keyed
+    /// container, and so on.
+    ///
+    /// - Parameter encoder: The encoder to write to.
+    /// - Throws: What the encoder throws.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .string(let value): try container.encode(value)
+        case .integer(let value): try container.encode(value)
+        case .double(let value): try container.encode(value)
+        case .bool(let value): try container.encode(value)
+        case .date(let value): try container.encode(value)
+        case .data(let value): try container.encode(value)
+        case .array(let value): try container.encode(value)
+        case .dictionary(let value): try container.encode(value)
+        }
+    }
+
+    /// Reads whatever the decoder holds, trying the kinds in an order that keeps each
+    /// value what it is: a `Bool` before a number, an integer before a double, an array
+    /// before bytes (an array of small integers could read as `Data`).
+    ///
+    /// - Parameter decoder: The decoder to read from.
+    /// - Throws: `DecodingError.typeMismatch` when the value is none of the kinds.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Int.self) {
+            self = .integer(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .double(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode(Date.self) {
+            self = .date(value)
+        } else if let value = try? container.decode([PropertyListValue].self) {
+            self = .array(value)
+        } else if let value = try? container.decode([String: PropertyListValue].self) {
+            self = .dictionary(value)
+        } else if let value = try? container.decode(Data.self) {
+            self = .data(value)
+        } else {
+            throw DecodingError.typeMismatch(
+                PropertyListValue.self,
+                DecodingError.Context(codingPath: decoder.codingPath, debugDescription: "Expected a property-list value at \(messagePath(decoder.codingPath))"))
+        }
+    }
+}
+
+// MARK: - Literals
+
+extension PropertyListValue: ExpressibleByStringLiteral {
+    /// A string value.
+    ///
+    /// - Parameter value: The string.
+    public init(stringLiteral value: String) { self = .string(value) }
+}
+
+extension PropertyListValue: ExpressibleByIntegerLiteral {
+    /// An integer value.
+    ///
+    /// - Parameter value: The integer.
+    public init(integerLiteral value: Int) { self = .integer(value) }
+}
+
+extension PropertyListValue: ExpressibleByFloatLiteral {
+    /// A double value.
+    ///
+    /// - Parameter value: The number.
+    public init(floatLiteral value: Double) { self = .double(value) }
+}
+
+extension PropertyListValue: ExpressibleByBooleanLiteral {
+    /// A Boolean value.
+    ///
+    /// - Parameter value: The Boolean.
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+}
+
+extension PropertyListValue: ExpressibleByArrayLiteral {
+    /// An array value.
+    ///
+    /// - Parameter elements: The elements.
+    public init(arrayLiteral elements: PropertyListValue...) { self = .array(elements) }
+}
+
+extension PropertyListValue: ExpressibleByDictionaryLiteral {
+    /// A dictionary value; a key given twice keeps its last value.
+    ///
+    /// - Parameter elements: The keys and values.
+    public init(dictionaryLiteral elements: (String, PropertyListValue)...) {
+        self = .dictionary(Dictionary(elements, uniquingKeysWith: { $1 }))
+    }
+}
+
+// MARK: - The coders, in one call
+
+extension KeyValueEncoder {
+    /// Encodes a value into a `PropertyListValue`.
+    ///
+    /// ```swift
+    /// let value: PropertyListValue = try KeyValueEncoder().encode(user)
+    /// ```
+    ///
+    /// - Parameter value: The value to encode.
+    /// - Returns: Its tree, typed.
+    /// - Throws: `EncodingError.invalidValue` when the tree holds what a property list
+    ///   cannot (`nil` under the default nil strategy, a `URL` under `.url`, a
+    ///   `Decimal`); use `.removed` or `.absoluteString` strategies for those.
+    @_disfavoredOverload
+    public func encode<T: Encodable>(_ value: T) throws -> PropertyListValue {
+        let tree: Any? = try encode(value)
+        guard let tree, let plist = PropertyListValue(tree) else {
+            throw EncodingError.invalidValue(
+                value, EncodingError.Context(codingPath: [], debugDescription: "The tree of \(T.self) holds a value a property list cannot"))
+        }
+        return plist
+    }
+}
+
+extension KeyValueDecoder {
+    /// Decodes a value from a `PropertyListValue`.
+    ///
+    /// - Parameters:
+    ///   - type: The type to decode.
+    ///   - value: The value to read.
+    /// - Returns: The decoded value.
+    /// - Throws: `DecodingError` naming the path of what does not decode.
+    public func decode<T: Decodable>(_ type: T.Type, from value: PropertyListValue) throws -> T {
+        try decode(type, from: value.tree)
+    }
+}
