@@ -97,7 +97,7 @@ struct Demo {
     static func typedKeys(_ defaults: UserDefaults, theme: AppSettings.Theme) throws {
         print("\nTyped keys:")
         @UserDefault(.runs, store: defaults) var runs
-        let observation = $runs.observe { old, new in
+        let observation = $runs.observe(initial: false) { old, new in
             print("Observed runs: \(old) → \(new)")
         }
         runs += 1

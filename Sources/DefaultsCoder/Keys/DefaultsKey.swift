@@ -34,6 +34,12 @@ public class DefaultsKeys: @unchecked Sendable {
     func registrationValue() throws -> Any? {
         nil
     }
+
+    /// Observes the key's changes with no initial call, whatever its value type
+    /// (`DefaultsKey` says how); `nil` for a key of no type.
+    func observeChanges(in defaults: UserDefaults, handler: @escaping @Sendable () -> Void) -> DefaultsObservation? {
+        nil
+    }
 }
 
 /// Keys are the same key when they have the same name: they go in sets and compare as
@@ -130,6 +136,10 @@ public final class DefaultsKey<Value: Codable & Sendable>: DefaultsKeys, @unchec
         self.makeDefault = { nil }
         self.legacyFormat = legacy
         super.init(name: name)
+    }
+
+    override func observeChanges(in defaults: UserDefaults, handler: @escaping @Sendable () -> Void) -> DefaultsObservation? {
+        defaults.observeChanges(of: self, handler: handler)
     }
 
     override func registrationValue() throws -> Any? {

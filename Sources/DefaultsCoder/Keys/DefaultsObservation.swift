@@ -19,16 +19,27 @@ import Foundation
 /// ```
 public final class DefaultsObservation: Sendable {
     private let name: String
-    private let observer: any Rechecking
+    /// The observer of one key; `nil` for an observation of several keys.
+    private let observer: (any Rechecking)?
+    /// The observations of several keys, cancelled together.
+    private let parts: [DefaultsObservation]
 
     fileprivate init(name: String, observer: any Rechecking) {
         self.name = name
         self.observer = observer
+        self.parts = []
     }
 
-    /// Stops the observation: once this returns, the handler is not called again (a call
-    /// already running on another thread may still finish). Calling it again does nothing.
+    fileprivate init(parts: [DefaultsObservation]) {
+        self.name = ""
+        self.observer = nil
+        self.parts = parts
+    }
+
+    /// Stops observing. Calling it again does nothing.
     public func cancel() {
+        for part in parts { part.cancel() }
+        guard let observer else { return }
         observer.cancel()
         ObservationRegistry.shared.remove(ObjectIdentifier(observer), for: name)
     }
@@ -37,8 +48,12 @@ public final class DefaultsObservation: Sendable {
     /// measured against it: a value changed without an announcement (a plain
     /// `set(_:forKey:)` on Linux) and then changed back must still be heard.
     func noteRead(stored: Any?, value: Any) {
-        observer.noteRead(stored: stored, value: value)
+        observer?.noteRead(stored: stored, value: value)
     }
+
+    /// Whether `observe` and `updates` start with the current value when not told:
+    /// `true`, for both.
+    public static let initialByDefault = true
 
     deinit {
         cancel()
@@ -74,15 +89,73 @@ extension UserDefaults {
     /// this process). Not seen: plain `set(_:forKey:)`/`removeObject(forKey:)` calls on
     /// Linux until the next change that is announced, and changes made by other processes.
     ///
+    /// With `initial` (the default, as for `updates(for:initial:)`), `handler` is also
+    /// called once at once, before `observe` returns, with the current value as both old
+    /// and new.
+    ///
     /// - Parameters:
     ///   - key: The key to observe.
+    ///   - initial: Whether to call `handler` at once with the current value.
     ///   - handler: Called with the old and the new value.
     /// - Returns: A token; observing stops when it is cancelled or released.
     public func observe<Value>(
         _ key: DefaultsKey<Value>,
+        initial: Bool = DefaultsObservation.initialByDefault,
         handler: @escaping @Sendable (_ old: Value, _ new: Value) -> Void
     ) -> DefaultsObservation {
-        startObserving(key, handler: handler).observation
+        let (observation, current) = startObserving(key, handler: handler)
+        if initial { handler(current, current) }
+        return observation
+    }
+
+    /// Calls `handler` with the key each time the value of one of `keys` changes; the
+    /// keys' value types may differ. What counts as a change is as for
+    /// `observe(_:initial:handler:)`.
+    ///
+    /// ```swift
+    /// let observation = defaults.observe([.launchCount, .theme]) { key in
+    ///     print("\(key.name) changed")
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - keys: The keys to observe.
+    ///   - initial: Whether to call `handler` at once, once for each key.
+    ///   - handler: Called with the key whose value changed.
+    /// - Returns: A token; observing stops for every key when it is cancelled or released.
+    public func observe(
+        _ keys: [DefaultsKeys],
+        initial: Bool = DefaultsObservation.initialByDefault,
+        handler: @escaping @Sendable (_ key: DefaultsKeys) -> Void
+    ) -> DefaultsObservation {
+        let parts = keys.compactMap { key in key.observeChanges(in: self) { handler(key) } }
+        if initial { for key in keys { handler(key) } }
+        return DefaultsObservation(parts: parts)
+    }
+
+    /// The keys of `keys` whose value changes, one element per change, in order, for as
+    /// long as the task that iterates runs.
+    ///
+    /// ```swift
+    /// for await key in defaults.updates(for: [.launchCount, .theme]) {
+    ///     print("\(key.name) changed")
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - keys: The keys to observe.
+    ///   - initial: Whether to start with each key once.
+    /// - Returns: A sequence of keys.
+    public func updates(for keys: [DefaultsKeys], initial: Bool = DefaultsObservation.initialByDefault) -> AsyncStream<DefaultsKeys> {
+        AsyncStream(bufferingPolicy: .unbounded) { continuation in
+            let observation = observe(keys, initial: initial) { continuation.yield($0) }
+            continuation.onTermination = { _ in observation.cancel() }
+        }
+    }
+
+    /// Starts observing `key` with no initial call, for an observation of several keys.
+    func observeChanges<Value>(of key: DefaultsKey<Value>, handler: @escaping @Sendable () -> Void) -> DefaultsObservation {
+        startObserving(key) { _, _ in handler() }.observation
     }
 
     /// The value for `key` now, and then each new value, for as long as the task that
@@ -95,16 +168,20 @@ extension UserDefaults {
     /// ```
     ///
     /// Every change is delivered, in order (the buffer is unbounded); what counts as a
-    /// change is as for `observe(_:handler:)`.
+    /// change is as for `observe(_:initial:handler:)`.
     ///
-    /// - Parameter key: The key to observe.
-    /// - Returns: A sequence of values, starting with the current one.
-    public func updates<Value>(for key: DefaultsKey<Value>) -> AsyncStream<Value> {
+    /// - Parameters:
+    ///   - key: The key to observe.
+    ///   - initial: Whether to start with the current value (the default, as for
+    ///     `observe(_:initial:handler:)`).
+    /// - Returns: A sequence of values, starting with the current one unless `initial`
+    ///   is `false`.
+    public func updates<Value>(for key: DefaultsKey<Value>, initial: Bool = DefaultsObservation.initialByDefault) -> AsyncStream<Value> {
         AsyncStream(bufferingPolicy: .unbounded) { continuation in
             let (observation, current) = startObserving(key) { _, new in
                 continuation.yield(new)
             }
-            continuation.yield(current)
+            if initial { continuation.yield(current) }
             continuation.onTermination = { _ in
                 observation.cancel()
             }

@@ -6,7 +6,7 @@
 //  `withObservationTracking` (what a SwiftUI `body` does) registers its key, and the next
 //  real change of that key fires the tracking's `onChange`. Each wrapper has a registrar
 //  of its own, made on its first read, which hears of changes through the same observers
-//  as `observe(_:handler:)`: so a write of an equal value, or of another key, fires
+//  as `observe(_:initial:handler:)`: so a write of an equal value, or of another key, fires
 //  nothing.
 //
 
@@ -56,7 +56,7 @@ final class KeyTracking: Sendable {
 
 #if canImport(Observation)
 /// One wrapper's registrar: `access` on each read, and a mutation each time its key's
-/// value really changes, as `observe(_:handler:)` sees changes.
+/// value really changes, as `observe(_:initial:handler:)` sees changes.
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 final class KeyTracker: Observable, Sendable {
     private let registrar = ObservationRegistrar()
@@ -68,7 +68,7 @@ final class KeyTracker: Observable, Sendable {
     init<Value>(key: DefaultsKey<Value>, store: UserDefaults) {
         // The handler holds the tracker weakly: when the wrapper goes, the tracker goes,
         // and with it the observation.
-        let observation = store.observe(key) { [weak self] _, _ in self?.changed() }
+        let observation = store.observe(key, initial: false) { [weak self] _, _ in self?.changed() }
         self.observation.withLock { $0 = observation }
     }
 

@@ -17,7 +17,7 @@ import Foundation
 ///
 /// settings.launchCount += 1
 /// settings.$launchCount.reset()
-/// let observation = settings.$launchCount.observe { old, new in print(old, new) }
+/// let observation = settings.$launchCount.observe(initial: false) { old, new in print(old, new) }
 /// ```
 ///
 /// Reading and writing never throw: a stored value that does not decode reads as the
@@ -83,7 +83,7 @@ public struct UserDefault<Value: Codable & Sendable>: @unchecked Sendable {
         nonmutating set { store[key] = newValue }
     }
 
-    /// The wrapper itself: `$property.reset()`, `$property.isSet`, `$property.observe { … }`.
+    /// The wrapper itself: `$property.reset()`, `$property.isSet`, `$property.observe(initial: false) { … }`.
     public var projectedValue: UserDefault<Value> {
         self
     }
@@ -105,13 +105,18 @@ public struct UserDefault<Value: Codable & Sendable>: @unchecked Sendable {
         }
     }
 
-    /// Calls `handler` with the old and new value each time the value changes; see
-    /// `UserDefaults.observe(_:handler:)` for what is seen and on which thread.
+    /// Calls `handler` with the old and new value each time the value changes, and at
+    /// once with the current value unless `initial` is `false`; see
+    /// `UserDefaults.observe(_:initial:handler:)` for what is seen and on which thread.
     ///
-    /// - Parameter handler: Called with the old and the new value.
+    /// - Parameters:
+    ///   - initial: Whether to call `handler` at once with the current value.
+    ///   - handler: Called with the old and the new value.
     /// - Returns: A token; observing stops when it is cancelled or released.
-    public func observe(_ handler: @escaping @Sendable (_ old: Value, _ new: Value) -> Void) -> DefaultsObservation {
-        store.observe(key, handler: handler)
+    public func observe(
+        initial: Bool = DefaultsObservation.initialByDefault, _ handler: @escaping @Sendable (_ old: Value, _ new: Value) -> Void
+    ) -> DefaultsObservation {
+        store.observe(key, initial: initial, handler: handler)
     }
 
     /// The current value, then each new value, until the iterating task is cancelled.

@@ -32,7 +32,7 @@ import Foundation
 extension UserDefaults {
 
     /// Encodes a value and stores it under `key`; encoding `Optional.none` removes the key.
-    /// Observers of the key (`observe(_:handler:)`) hear of the change.
+    /// Observers of the key (`observe(_:initial:handler:)`) hear of the change.
     ///
     /// - Parameters:
     ///   - value: The value to store.

@@ -24,7 +24,7 @@ struct DefaultsObservationTests {
     func closureEvents() async throws {
         let suite = TestSuite()
         let events = Locked<[[Int]]>([])
-        let observation = suite.defaults.observe(.launchCount) { old, new in
+        let observation = suite.defaults.observe(.launchCount, initial: false) { old, new in
             events.withLock { $0.append([old, new]) }
         }
         suite.defaults[.launchCount] = 1  // subscript
@@ -47,7 +47,7 @@ struct DefaultsObservationTests {
         let key = DefaultsKey<Int>(name, default: 0)
         try suite.defaults.write(1, to: key)
         let events = Locked<[[Int]]>([])
-        let observation = suite.defaults.observe(key) { old, new in events.withLock { $0.append([old, new]) } }
+        let observation = suite.defaults.observe(key, initial: false) { old, new in events.withLock { $0.append([old, new]) } }
         nonisolated(unsafe) let defaults = suite.defaults
         ReportedFailures.onFailure(of: name) { failure in
             guard failure.operation == .read else { return }
@@ -69,7 +69,7 @@ struct DefaultsObservationTests {
         let key = DefaultsKey<Int>(uniqueKey("rewritten"), default: 0)
         let events = Locked<[[Int]]>([])
         nonisolated(unsafe) let defaults = suite.defaults
-        let observation = suite.defaults.observe(key) { old, new in
+        let observation = suite.defaults.observe(key, initial: false) { old, new in
             events.withLock { $0.append([old, new]) }
             if new == 1 { try? defaults.write(2, to: key) }
         }
@@ -101,7 +101,7 @@ struct DefaultsObservationTests {
     func optionalEvents() async throws {
         let suite = TestSuite()
         let events = Locked<[String]>([])
-        let observation = suite.defaults.observe(.owner) { old, new in
+        let observation = suite.defaults.observe(.owner, initial: false) { old, new in
             events.withLock { $0.append("\(old?.name ?? "nil")→\(new?.name ?? "nil")") }
         }
         suite.defaults[.owner] = User(id: 1, name: "Ada")
@@ -118,7 +118,7 @@ struct DefaultsObservationTests {
         let suite = TestSuite()
         let key = DefaultsKey<Unequatable>("u", default: Unequatable(value: 0))
         let events = Locked<[[Int]]>([])
-        let observation = suite.defaults.observe(key) { old, new in events.withLock { $0.append([old.value, new.value]) } }
+        let observation = suite.defaults.observe(key, initial: false) { old, new in events.withLock { $0.append([old.value, new.value]) } }
         suite.defaults[key] = Unequatable(value: 1)
         suite.defaults[key] = Unequatable(value: 1)
         suite.defaults[key] = Unequatable(value: 2)
@@ -130,8 +130,8 @@ struct DefaultsObservationTests {
     func tokenLifetime() async {
         let suite = TestSuite()
         let events = Locked(0)
-        let cancelled = suite.defaults.observe(.launchCount) { _, _ in events.withLock { $0 += 1 } }
-        var released: DefaultsObservation? = suite.defaults.observe(.launchCount) { _, _ in events.withLock { $0 += 10 } }
+        let cancelled = suite.defaults.observe(.launchCount, initial: false) { _, _ in events.withLock { $0 += 1 } }
+        var released: DefaultsObservation? = suite.defaults.observe(.launchCount, initial: false) { _, _ in events.withLock { $0 += 10 } }
         suite.defaults[.launchCount] = 1
         #expect(await eventually { events.withLock { $0 } == 11 })
 
@@ -146,7 +146,7 @@ struct DefaultsObservationTests {
     func cancelDuringAnnouncements() {
         let suite = TestSuite()
         let seen = Locked<[Int]>([])
-        let observation = suite.defaults.observe(.launchCount) { _, new in seen.withLock { $0.append(new) } }
+        let observation = suite.defaults.observe(.launchCount, initial: false) { _, new in seen.withLock { $0.append(new) } }
         // Announcements on other threads take their list of observers, then recheck each.
         let stop = Locked(false)
         let announcers = (0..<2).map { _ in
@@ -165,7 +165,7 @@ struct DefaultsObservationTests {
         let suite = TestSuite()
         let other = TestSuite()
         let events = Locked(0)
-        let observation = suite.defaults.observe(.launchCount) { _, _ in events.withLock { $0 += 1 } }
+        let observation = suite.defaults.observe(.launchCount, initial: false) { _, _ in events.withLock { $0 += 1 } }
         other.defaults[.launchCount] = 5
         #expect(events.withLock { $0 } == 0)
         withExtendedLifetime(observation) {}
@@ -178,7 +178,7 @@ struct DefaultsObservationTests {
         // posts didChangeNotification) may see the change first and run it there.
         let suite = TestSuite()
         let events = Locked<[[Int]]>([])
-        let observation = suite.defaults.observe(.launchCount) { old, new in events.withLock { $0.append([old, new]) } }
+        let observation = suite.defaults.observe(.launchCount, initial: false) { old, new in events.withLock { $0.append([old, new]) } }
         let defaults = SendableAny(suite.defaults)
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             Thread {
@@ -208,7 +208,7 @@ struct DefaultsObservationTests {
     func plainSet() async {
         let suite = TestSuite()
         let events = Locked<[[Int]]>([])
-        let observation = suite.defaults.observe(.launchCount) { old, new in events.withLock { $0.append([old, new]) } }
+        let observation = suite.defaults.observe(.launchCount, initial: false) { old, new in events.withLock { $0.append([old, new]) } }
         let announced = Locked(0)
         let token = NotificationCenter.default.addObserver(
             forName: UserDefaults.didChangeNotification, object: suite.defaults, queue: nil
@@ -268,7 +268,7 @@ struct DefaultsObservationTests {
         let key = DefaultsKey<Int>("counter", default: -1)
         let events = Locked(0)
         let observations = (0..<4).map { _ in
-            suite.defaults.observe(key) { old, new in
+            suite.defaults.observe(key, initial: false) { old, new in
                 #expect(old != new)
                 events.withLock { $0 += 1 }
             }
@@ -301,7 +301,7 @@ struct DefaultsObservationTests {
         let first = SendableAny(suite.defaults)
         let key = DefaultsKey<Int>("raced", default: -1)
         let events = Locked<[[Int]]>([])
-        let observation = suite.defaults.observe(key) { old, new in events.withLock { $0.append([old, new]) } }
+        let observation = suite.defaults.observe(key, initial: false) { old, new in events.withLock { $0.append([old, new]) } }
         await withTaskGroup(of: Void.self) { group in
             for writer in 0..<8 {
                 group.addTask {
@@ -324,7 +324,7 @@ struct DefaultsObservationTests {
         let suite = TestSuite()
         let key = DefaultsKey<Int>("late", default: 0)
         let events = Locked<[[Int]]>([])
-        let observation = suite.defaults.observe(key) { old, new in events.withLock { $0.append([old, new]) } }
+        let observation = suite.defaults.observe(key, initial: false) { old, new in events.withLock { $0.append([old, new]) } }
         // Writer A wrote 1 and counted its write; writer B then wrote 2, and B's
         // announcement ran first. A's announcement comes last, with A's tree.
         suite.defaults[key] = 1
@@ -352,7 +352,7 @@ struct DefaultsObservationTests {
             suite.defaults.setVolatileDomain(restored, forName: UserDefaults.argumentDomain)
         }
         #expect(suite.defaults[key] == 7)
-        let observation = suite.defaults.observe(key) { old, new in events.withLock { $0.append([old, new]) } }
+        let observation = suite.defaults.observe(key, initial: false) { old, new in events.withLock { $0.append([old, new]) } }
         suite.defaults[key] = 8
         suite.defaults[key] = 9
         #expect(suite.defaults[key] == 7)
@@ -365,7 +365,7 @@ struct DefaultsObservationTests {
         let suite = TestSuite()
         let other = UserDefaults(suiteName: suite.name)!
         let events = Locked<[[Int]]>([])
-        let observation = other.observe(.launchCount) { old, new in events.withLock { $0.append([old, new]) } }
+        let observation = other.observe(.launchCount, initial: false) { old, new in events.withLock { $0.append([old, new]) } }
         suite.defaults[.launchCount] = 3
         suite.defaults[.launchCount] = 3
         #expect(await eventually { events.withLock { $0 } == [[0, 3]] })
@@ -377,7 +377,7 @@ struct DefaultsObservationTests {
         let suite = TestSuite()
         let key = DefaultsKey<UnequatableTree>("tree", default: UnequatableTree())
         let events = Locked(0)
-        let observation = suite.defaults.observe(key) { _, _ in events.withLock { $0 += 1 } }
+        let observation = suite.defaults.observe(key, initial: false) { _, _ in events.withLock { $0 += 1 } }
         let value = UnequatableTree(
             flag: true, count: 3, ratio: 0.5, when: Date(timeIntervalSince1970: 1_000.25), bytes: Data([1, 2]),
             names: ["a", String(Unicode.Scalar(0xFDD0)!) + "b"], nested: ["x": [1, 2]], missing: nil, large: .max)
@@ -404,4 +404,69 @@ private struct UnequatableTree: Codable, Sendable {
     var nested: [String: [Int]] = [:]
     var missing: Int? = nil
     var large: UInt64 = 0
+}
+
+@Suite("DefaultsObservation: initial calls and several keys")
+struct DefaultsObservationInitialAndKeysTests {
+    @Test("observe and updates share one default: both start with the current value", arguments: [true, false])
+    func initial(initial: Bool) async throws {
+        let suite = TestSuite()
+        let key = DefaultsKey<Int>(uniqueKey("initial"), default: 0)
+        try suite.defaults.write(4, to: key)
+        let heard = Locked<[[Int]]>([])
+        let observation = suite.defaults.observe(key, initial: initial) { old, new in heard.withLock { $0.append([old, new]) } }
+        #expect(heard.withLock { $0 } == (initial ? [[4, 4]] : []))
+        var iterator = suite.defaults.updates(for: key, initial: initial).makeAsyncIterator()
+        try suite.defaults.write(5, to: key)
+        #expect(await iterator.next() == (initial ? 4 : 5))
+        #expect(heard.withLock { $0 } == (initial ? [[4, 4], [4, 5]] : [[4, 5]]))
+        #expect(DefaultsObservation.initialByDefault)
+        withExtendedLifetime(observation) {}
+    }
+
+    @Test("several keys of different types, one handler and one stream: each change once, in order")
+    func severalKeys() async throws {
+        let suite = TestSuite()
+        let count = DefaultsKey<Int>(uniqueKey("count"), default: 0)
+        let name = DefaultsKey<String?>(uniqueKey("name"))
+        let heard = Locked<[String]>([])
+        let observation = suite.defaults.observe([count, name], initial: false) { key in heard.withLock { $0.append(key.name) } }
+        var iterator = suite.defaults.updates(for: [count, name], initial: false).makeAsyncIterator()
+        try suite.defaults.write(1, to: count)
+        try suite.defaults.write("Ada", to: name)
+        try suite.defaults.write("Ada", to: name)  // no change
+        try suite.defaults.write(2, to: count)
+        #expect(heard.withLock { $0 } == [count.name, name.name, count.name])
+        #expect(await iterator.next()?.name == count.name)
+        #expect(await iterator.next()?.name == name.name)
+        #expect(await iterator.next()?.name == count.name)
+        observation.cancel()
+        try suite.defaults.write(3, to: count)
+        #expect(heard.withLock { $0 }.count == 3)
+    }
+
+    @Test("several keys changed from several threads: every change delivered once, in order per key")
+    func severalThreads() async throws {
+        let suite = TestSuite()
+        let keys = (0..<4).map { DefaultsKey<Int>(uniqueKey("thread\($0)"), default: 0) }
+        let heard = Locked<[String: [Int]]>([:])
+        let defaults = SendableAny(suite.defaults)
+        let observation = suite.defaults.observe(keys, initial: false) { key in
+            let value = (defaults.value as! UserDefaults).integer(forKey: key.name)
+            heard.withLock { $0[key.name, default: []].append(value) }
+        }
+        await withTaskGroup(of: Void.self) { group in
+            for key in keys {
+                group.addTask {
+                    for value in 1...20 { (defaults.value as! UserDefaults)[key] = value }
+                }
+            }
+        }
+        for key in keys {
+            let values = heard.withLock { $0[key.name] ?? [] }
+            #expect(values.count == 20, "\(key.name): \(values)")
+            #expect(values == values.sorted(), "\(key.name): \(values)")
+        }
+        withExtendedLifetime(observation) {}
+    }
 }

@@ -76,7 +76,7 @@ struct UserDefaultTests {
         let suite = TestSuite()
         let settings = WrappedSettings(store: suite.defaults)
         let events = Locked<[[Int]]>([])
-        let observation = settings.$launchCount.observe { old, new in events.withLock { $0.append([old, new]) } }
+        let observation = settings.$launchCount.observe(initial: false) { old, new in events.withLock { $0.append([old, new]) } }
         settings.launchCount = 3
         settings.launchCount = 3
         settings.$launchCount.reset()

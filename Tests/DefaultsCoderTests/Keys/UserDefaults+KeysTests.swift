@@ -260,7 +260,7 @@ struct DefaultsUserFeatureTests {
         let suite = TestSuite()
         let key = DefaultsKey<Date>(uniqueKey("now")) { Date() }
         let heard = Locked(0)
-        let observation = suite.defaults.observe(key) { _, _ in heard.withLock { $0 += 1 } }
+        let observation = suite.defaults.observe(key, initial: false) { _, _ in heard.withLock { $0 += 1 } }
         try suite.defaults.reset(key)
         try suite.defaults.encode(1, forKey: key.name + ".other")
         ObservationRegistry.shared.check(key.name)
@@ -286,7 +286,7 @@ struct DefaultsUserFeatureTests {
         for (index, key) in keys.enumerated() { try suite.defaults.write(index, to: key) }
         suite.defaults.set("plain", forKey: "plain")
         let heard = Locked<[String]>([])
-        let observations = keys.map { key in suite.defaults.observe(key) { _, new in heard.withLock { $0.append("\(key.name)=\(new)") } } }
+        let observations = keys.map { key in suite.defaults.observe(key, initial: false) { _, new in heard.withLock { $0.append("\(key.name)=\(new)") } } }
         try suite.defaults.resetAll()
         #expect(keys.allSatisfy { suite.defaults[$0] == -1 })
         #expect(suite.defaults.object(forKey: "plain") == nil)
@@ -302,7 +302,7 @@ struct DefaultsUserFeatureTests {
         let suite = TestSuite()
         let key = DefaultsKey<Int>(uniqueKey("quiet"), default: 0)
         let heard = Locked<[Int]>([])
-        let observation = suite.defaults.observe(key) { _, new in heard.withLock { $0.append(new) } }
+        let observation = suite.defaults.observe(key, initial: false) { _, new in heard.withLock { $0.append(new) } }
         UserDefaults.withoutAnnouncing { suite.defaults[key] = 5 }
         #expect(suite.defaults[key] == 5)
         #expect(heard.withLock { $0 } == [])

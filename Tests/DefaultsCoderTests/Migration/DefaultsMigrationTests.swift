@@ -276,7 +276,7 @@ struct DefaultsMigrationTests {
     func observersHear() async throws {
         let suite = versionOneSuite()
         let events = Locked<[[Double]]>([])
-        let observation = suite.defaults.observe(.fontSize) { old, new in events.withLock { $0.append([old, new]) } }
+        let observation = suite.defaults.observe(.fontSize, initial: false) { old, new in events.withLock { $0.append([old, new]) } }
         try suite.defaults.migrate(appMigrations())
         #expect(await eventually { events.withLock { $0 } == [[13, 14]] })
         withExtendedLifetime(observation) {}

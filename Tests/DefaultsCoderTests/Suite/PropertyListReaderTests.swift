@@ -80,7 +80,7 @@ struct PropertyListReaderTests {
         let suite = TestSuite()
         let key = DefaultsKey<[JSONValue]>(uniqueKey("observed"), default: [], legacy: .propertyList)
         let seen = Locked<[[JSONValue]]>([])
-        let observation = suite.defaults.observe(key) { _, new in seen.withLock { $0.append(new) } }
+        let observation = suite.defaults.observe(key, initial: false) { _, new in seen.withLock { $0.append(new) } }
         try suite.defaults.write([.number(1)], to: key)
         suite.defaults.set(HostilePlist.deepXML, forKey: key.name)
         try suite.defaults.write([.number(2)], to: key)

@@ -216,7 +216,7 @@ struct SuiteTests {
             }
             writer.start()
             let seen = Locked<Int?>(nil)
-            let observation = suite.defaults.observe(key) { _, new in seen.withLock { $0 = new } }
+            let observation = suite.defaults.observe(key, initial: false) { _, new in seen.withLock { $0 = new } }
             let streamed = Locked<Int?>(nil)
             let stream = suite.defaults.updates(for: key)
             let reader = Task { for await value in stream { streamed.withLock { $0 = value } } }

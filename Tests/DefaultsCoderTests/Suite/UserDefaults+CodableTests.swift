@@ -217,7 +217,7 @@ struct UserDefaultsCodableTests {
         let suite = TestSuite()
         let shared = DefaultsKey<GeneratedValue?>("shared")
         let heard = Locked(0)
-        let observations = (0..<4).map { _ in suite.defaults.observe(shared) { _, _ in heard.withLock { $0 += 1 } } }
+        let observations = (0..<4).map { _ in suite.defaults.observe(shared, initial: false) { _, _ in heard.withLock { $0 += 1 } } }
         let defaults = SendableAny(suite.defaults)
         let consumer = Task {
             var count = 0

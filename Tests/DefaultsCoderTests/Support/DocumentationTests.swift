@@ -179,7 +179,7 @@ struct DocumentationTests {
 
         defaults[.theme] = .dark
         let printed = Recorded<String>()
-        let observation = defaults.observe(.theme) { old, new in
+        let observation = defaults.observe(.theme, initial: false) { old, new in
             printed.append("theme: \(old) → \(new)")
         }
         defaults[.theme] = .light

@@ -38,6 +38,17 @@ struct ReadmeTests {
         #expect(debugDescription(of: error) == "Expected String at SELF[1].name, found Int")
     }
 
+    @Test("The coder: PropertyListValue")
+    func propertyListValue() throws {
+        let user = User(id: 1, name: "Herbert")
+        let settings: PropertyListValue = ["volume": 0.8, "tags": ["a", "b"], "beta": true]
+        let tree: PropertyListValue = try KeyValueEncoder().encode(user)
+        let back = try KeyValueDecoder().decode(User.self, from: tree)
+        #expect(settings["tags"]?[0] == "a")
+        #expect(tree == ["id": 1, "name": "Herbert"])
+        #expect(back == user)
+    }
+
     @Test("UserDefaults")
     func userDefaults() throws {
         let suite = TestSuite()
@@ -57,7 +68,7 @@ struct ReadmeTests {
         defaults[.launchCount] += 1
         #expect(defaults.object(forKey: "launchCount") as? Int == 1)
         let printed = Recorded<String>()
-        let observation = defaults.observe(.theme) { old, new in printed.append("theme: \(old) → \(new)") }
+        let observation = defaults.observe(.theme, initial: false) { old, new in printed.append("theme: \(old) → \(new)") }
         defaults[.theme] = .dark
         #expect(await eventually { printed.values == ["theme: system → dark"] })
         withExtendedLifetime(observation) {}
