@@ -92,7 +92,29 @@ final class SuiteFile: @unchecked Sendable {
     /// The file as last read or written: by its identity, size and dates, so that a
     /// write costs a `stat` rather than a parse unless the file changed. (Failures are
     /// remembered too: Foundation on Linux leaks a little on every failed parse.)
-    private let known = Locked<(stamp: Stamp, contents: Result<[String: Any], UnreadableDefaultsFile>)?>(nil)
+    private let known = Locked<Snapshot?>(nil)
+
+    /// What one read or write found. A class, not a tuple holding a `Result`: the enum's
+    /// case would be kept in the spare bits of the dictionary's pointer, where
+    /// LeakSanitizer does not see the pointer, and takes the values for leaked.
+    private final class Snapshot: @unchecked Sendable {
+        // Constants only; the values are property-list trees, never mutated.
+        let stamp: Stamp
+        let values: [String: Any]
+        let problem: UnreadableDefaultsFile?
+
+        init(_ stamp: Stamp, _ contents: Result<[String: Any], UnreadableDefaultsFile>) {
+            self.stamp = stamp
+            switch contents {
+            case .success(let values): (self.values, self.problem) = (values, nil)
+            case .failure(let problem): (self.values, self.problem) = ([:], problem)
+            }
+        }
+
+        var contents: Result<[String: Any], UnreadableDefaultsFile> {
+            problem.map { .failure($0) } ?? .success(values)
+        }
+    }
 
     private init(path: String) {
         self.path = path
@@ -217,14 +239,14 @@ final class SuiteFile: @unchecked Sendable {
         while true {
             let result = parse()
             guard case .failure = result else {
-                known.withLock { $0 = (found, result) }
+                known.withLock { $0 = Snapshot(found, result) }
                 return result
             }
             usleep(pause)
             guard let now = stamp() else { return nil }
             let settled = pause >= 32_000 && now == found
             if settled || Date() > deadline {
-                known.withLock { $0 = (now, result) }
+                known.withLock { $0 = Snapshot(now, result) }
                 return result
             }
             found = now
@@ -301,7 +323,7 @@ final class SuiteFile: @unchecked Sendable {
             unlink(temporary)
             throw DefaultsSuiteError.system(.write, path, errno: failure)
         }
-        known.withLock { $0 = stamped ? (Stamp(written), .success(values)) : nil }
+        known.withLock { $0 = stamped ? Snapshot(Stamp(written), .success(values)) : nil }
     }
 
     /// The process's user and group, which new files get.
