@@ -198,3 +198,17 @@ func codingErrorContext(of error: any Error) -> (codingPath: [any CodingKey], de
         return nil
     }
 }
+
+/// The messages of the errors that say a coder was misused: in one place, as the other
+/// errors are. (Foundation's coders trap on these; these coders throw.)
+enum CoderMisuse {
+    static let keyedAfterOther = "Invalid use of Encoder: a keyed container was requested after another container was used"
+    static let unkeyedAfterOther = "Invalid use of Encoder: an unkeyed container was requested after another container was used"
+    static let valueAfterOther = "Invalid use of Encoder: a single value was encoded after another value or container"
+    static let superEncoderForTakenKey = "Invalid use of Encoder: a super encoder was requested for a key that already holds a container"
+
+    /// A nested container of `kind` asked for a key that holds another kind of value.
+    static func nested(_ kind: String) -> String {
+        "Invalid use of Encoder: \(kind) was requested for a key that already holds another kind of value"
+    }
+}

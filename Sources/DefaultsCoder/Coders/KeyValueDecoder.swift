@@ -238,10 +238,7 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
     /// A `[String: V]`, whose keys are data: the key strategy leaves them as they are,
     /// as in Foundation's coders.
     func unboxDictionary<Value: Decodable>(_ value: Any, as _: Value.Type, parent: CodingPathNode?, step: PathStep?) throws -> [String: Value] {
-        if let reason = nesting.enter() {
-            nesting.leave()
-            throw DecodingError.tooDeep(reason, at: path(parent, step))
-        }
+        try nesting.enter { DecodingError.tooDeep($0, at: path(parent, step)) }
         defer { nesting.leave() }
         let node = CodingPathNode.appending(step, to: parent)
         try checkContainerDepth(node)
@@ -255,10 +252,7 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
 
     /// Runs `type.init(from:)` with this decoder one level down.
     private func decodeWithSelf<T: Decodable>(_ value: Any, as type: T.Type, parent: CodingPathNode?, step: consuming PathStep?) throws -> T {
-        if let reason = nesting.enter() {
-            nesting.leave()
-            throw DecodingError.tooDeep(reason, at: path(parent, step))
-        }
+        try nesting.enter { DecodingError.tooDeep($0, at: path(parent, step)) }
         // Swapped in and out, not copied, as in the encoder: each copy of a step's
         // existential key is a call through its type's value witnesses. Each `other…`
         // holds what the decoder does not: this value's state until the first swap,

@@ -263,7 +263,7 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
             checkContainerDepth(node)
         case .value, .unkeyed:
             storage = KeyedStorage()
-            misuse = misuse ?? "Invalid use of Encoder: a keyed container was requested after another container was used"
+            misuse = misuse ?? CoderMisuse.keyedAfterOther
         }
         return KeyedEncodingContainer(KeyedContainer<Key>(encoder: self, storage: storage, node: node))
     }
@@ -281,7 +281,7 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
             checkContainerDepth(node)
         case .value, .keyed:
             storage = UnkeyedStorage()
-            misuse = misuse ?? "Invalid use of Encoder: an unkeyed container was requested after another container was used"
+            misuse = misuse ?? CoderMisuse.unkeyedAfterOther
         }
         return UnkeyedContainer(encoder: self, storage: storage, node: node)
     }
@@ -313,7 +313,7 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
 
     private func setSingle(_ value: Any?) {
         guard case .empty = slot else {
-            misuse = misuse ?? "Invalid use of Encoder: a single value was encoded after another value or container"
+            misuse = misuse ?? CoderMisuse.valueAfterOther
             return
         }
         slot = .value(value)
@@ -388,10 +388,7 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
     /// A `[String: V]`, whose keys are data: the key strategy leaves them as they are,
     /// as in Foundation's coders.
     func boxDictionary<Value: Encodable>(_ dictionary: [String: Value], parent: CodingPathNode?, step: PathStep?) throws -> Any {
-        if let reason = nesting.enter() {
-            nesting.leave()
-            throw EncodingError.tooDeep(dictionary, reason, at: path(parent, step))
-        }
+        try nesting.enter { EncodingError.tooDeep(dictionary, $0, at: path(parent, step)) }
         defer { nesting.leave() }
         let node = CodingPathNode.appending(step, to: parent)
         if !allowsContainer(at: node) {
@@ -414,10 +411,7 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
 
     /// Runs `value.encode(to:)` with this encoder one level down, and flattens what it wrote.
     private func boxEncodable<T: Encodable>(_ value: T, parent: CodingPathNode?, step: consuming PathStep?) throws -> Any? {
-        if let reason = nesting.enter() {
-            nesting.leave()
-            throw EncodingError.tooDeep(value, reason, at: path(parent, step))
-        }
+        try nesting.enter { EncodingError.tooDeep(value, $0, at: path(parent, step)) }
         // The state is swapped in and out, not copied: a step holds an existential
         // key, and each copy of one (and each test of its optional) is a call through
         // the key type's value witnesses. Each `other…` holds the state the encoder
@@ -769,7 +763,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
             } else {
                 nested = Storage()
                 storage.record(
-                    .invalid(key.stringValue, "Invalid use of Encoder: \(kind) was requested for a key that already holds another kind of value", at: nestedNode.codingPathArray))
+                    .invalid(key.stringValue, CoderMisuse.nested(kind), at: nestedNode.codingPathArray))
             }
         } else if let value = storage.dictionary[name] {
             if let merged = Storage.merging(value) {
@@ -779,7 +773,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
             } else {
                 nested = Storage()
                 storage.record(
-                    .invalid(key.stringValue, "Invalid use of Encoder: \(kind) was requested for a key that already holds another kind of value", at: nestedNode.codingPathArray))
+                    .invalid(key.stringValue, CoderMisuse.nested(kind), at: nestedNode.codingPathArray))
             }
         } else {
             nested = Storage()
@@ -806,7 +800,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
         let existing = storage.pending[name] == nil ? storage.dictionary[name] : nil
         if storage.pending[name] != nil {
             storage.record(
-                .invalid(key.stringValue, "Invalid use of Encoder: a super encoder was requested for a key that already holds a container", at: encoder.path(node, .key(key))))
+                .invalid(key.stringValue, CoderMisuse.superEncoderForTakenKey, at: encoder.path(node, .key(key))))
         }
         let superEncoder = encoder.makeSuperEncoder(at: node, step: .key(key), existing: existing)
         storage.dictionary[name] = nil

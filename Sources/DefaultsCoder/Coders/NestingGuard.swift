@@ -60,6 +60,16 @@ struct NestingGuard {
         return checkDeepLevel()
     }
 
+    /// Goes one level deeper, or stays where it is and throws what `tooDeep` makes of
+    /// the reason: the one way the coders enter a level (`leave()` when done).
+    @inline(__always)
+    mutating func enter(orThrow tooDeep: (Reason) -> any Error) throws {
+        if let reason = enter() {
+            leave()
+            throw tooDeep(reason)
+        }
+    }
+
     @inline(__always)
     mutating func leave() {
         level -= 1

@@ -240,6 +240,38 @@ struct DocumentationTests {
     }
 
     @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    @Test("Typed keys, the wrapper and observation: several keys, dynamic defaults, clearing a suite")
+    func severalKeysAndDefaults() async throws {
+        let suite = TestSuite()
+        let defaults = suite.defaults
+        let printed = Recorded<String>()
+        let both = defaults.observe([.theme, .launchCount], initial: false) { key in
+            printed.append("\(key.name) changed")
+        }
+        let streamed = Recorded<String>()
+        let stream = defaults.updates(for: [.theme, .launchCount])
+        let task = Task { for await key in stream { streamed.append(key.name) } }
+        defaults[.theme] = .light
+        defaults[.launchCount] = 3
+        #expect(printed.values == ["app.appearance.theme changed", "launchCount changed"])
+        // The stream starts with each key once, then the changes.
+        #expect(await eventually { streamed.values.count == 4 })
+        task.cancel()
+        both.cancel()
+
+        let firstSeen = DefaultsKey<Date>("firstSeen") { Date() }
+        let before = Date()
+        #expect(defaults[firstSeen] >= before)
+        #expect(!defaults.isDefaultValue(.launchCount))
+        try defaults.reset(.launchCount, .theme)
+        #expect(defaults.isDefaultValue(.launchCount))
+        defaults[.launchCount] = 1
+        try defaults.resetAll()
+        // Registered defaults are the process's (other tests register .launchCount): ask
+        // the suite itself.
+        #expect(defaults.persistentDomain(forName: suite.name)?["launchCount"] == nil)
+    }
+
     @Test("Typed keys, the wrapper and observation: the Observation framework")
     func observationFramework() async throws {
         let suite = TestSuite()
