@@ -18,10 +18,13 @@ enum BinaryPropertyListCheck {
     /// Why `data`, which begins with `bplist`, is not a binary property list that a
     /// parser can read safely — holding a dictionary, when `dictionaryAtTop` — or `nil`
     /// when it is one.
-    static func problem(in data: Data, dictionaryAtTop: Bool = true) -> String? {
+    /// With `allowingUIDs`, the keyed archiver's UID objects pass (an `NSKeyedArchiver`
+    /// archive); preferences cannot hold them.
+    static func problem(in data: Data, dictionaryAtTop: Bool = true, allowingUIDs: Bool = false) -> String? {
         let bytes = [UInt8](data)
         do {
             var reader = try Reader(bytes)
+            reader.allowsUIDs = allowingUIDs
             try reader.checkTop(dictionary: dictionaryAtTop)
             return nil
         } catch let failure as Failure {
@@ -37,6 +40,7 @@ enum BinaryPropertyListCheck {
 
     private struct Reader {
         let bytes: [UInt8]
+        var allowsUIDs = false
         let offsetSize: Int
         let referenceSize: Int
         let objectCount: Int
@@ -188,7 +192,9 @@ enum BinaryPropertyListCheck {
             case 0xC:
                 throw Failure(reason: "it holds a set, which preferences cannot")
             case 0x8:
-                throw Failure(reason: "it holds a keyed archiver UID, which preferences cannot")
+                guard allowsUIDs else { throw Failure(reason: "it holds a keyed archiver UID, which preferences cannot") }
+                try requireInTable(position + 2 + Int(marker & 0x0F))
+                return []
             default:
                 throw Failure(reason: "it holds an object of unknown type")
             }

@@ -25,6 +25,14 @@ enum PropertyListReader {
         return xmlDepthProblem(in: data)
     }
 
+    /// Why `data` cannot be read as an `NSKeyedArchiver` archive: as `problem(in:)`, but
+    /// the archiver's UID objects are allowed in a binary archive.
+    static func problem(inArchive data: Data) -> String? {
+        if data.isEmpty { return "it is empty" }
+        if data.starts(with: "bplist".utf8) { return BinaryPropertyListCheck.problem(in: data, allowingUIDs: true) }
+        return xmlDepthProblem(in: data)
+    }
+
     /// The values of a property list that must hold a dictionary (a suite's file).
     ///
     /// - Throws: `Problem` with the reason it cannot be read.

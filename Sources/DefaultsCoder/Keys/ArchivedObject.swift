@@ -1,0 +1,122 @@
+//
+//  ArchivedObject.swift
+//  DefaultsCoder
+//
+//  `NSSecureCoding` objects (colors, fonts, tokens) as values of typed keys: archived with
+//  `NSKeyedArchiver` requiring secure coding, read back with an allow-list of classes.
+//
+
+import Foundation
+
+/// An `NSSecureCoding` object stored as a keyed archive, so that it goes through typed
+/// keys, `@UserDefault` and observation like any `Codable` value.
+///
+/// ```swift
+/// extension DefaultsKeys {
+///     static let accent = DefaultsKey<ArchivedObject<NSColor>?>("accent")
+/// }
+/// defaults[.accent] = ArchivedObject(.systemBlue)
+/// let color = defaults[.accent]?.object
+/// ```
+///
+/// Writing archives the object with `NSKeyedArchiver` requiring secure coding; reading
+/// unarchives it allowing only `allowedClasses`: `Object` and Foundation's
+/// property-list classes (strings, numbers, dates, data, arrays, dictionaries). An archive of any other class, or one that is damaged,
+/// throws `DecodingError.dataCorrupted` — the subscript and wrapper report it and return
+/// the default — and never traps. The archive is stored as `Data`: a keyed archive is a
+/// property list, but not one another tool reads as the object's fields.
+///
+/// `Sendable` on the understanding that the object is not mutated once stored, as for
+/// the immutable classes this is meant for.
+public struct ArchivedObject<Object: NSObject & NSSecureCoding>: Codable, @unchecked Sendable, Equatable {
+    /// The object.
+    public let object: Object
+
+    /// Wraps `object` for storing.
+    ///
+    /// - Parameter object: The object; not mutated afterwards.
+    public init(_ object: Object) {
+        self.object = object
+    }
+
+    /// The classes an archive may hold: `Object` and Foundation's property-list classes.
+    public static var allowedClasses: [AnyClass] {
+        [Object.self, NSString.self, NSNumber.self, NSDate.self, NSData.self, NSArray.self, NSDictionary.self]
+    }
+
+    /// Archives the object, requiring secure coding, and writes the archive as `Data`.
+    ///
+    /// - Parameter encoder: The encoder to write to.
+    /// - Throws: `EncodingError.invalidValue` when the object cannot be archived.
+    public func encode(to encoder: any Encoder) throws {
+        let data: Data
+        do {
+            data = try NSKeyedArchiver.archivedData(withRootObject: object, requiringSecureCoding: true)
+        } catch {
+            throw EncodingError.invalidValue(
+                object,
+                EncodingError.Context(
+                    codingPath: encoder.codingPath, debugDescription: "Cannot archive \(Object.self): \(error.localizedDescription)",
+                    underlyingError: error))
+        }
+        var container = encoder.singleValueContainer()
+        try container.encode(data)
+    }
+
+    /// Reads an archive, allowing only `allowedClasses`.
+    ///
+    /// - Parameter decoder: The decoder to read from.
+    /// - Throws: `DecodingError.dataCorrupted` when the archive is damaged, or holds a
+    ///   class that is not allowed, or its root is not an `Object`.
+    public init(from decoder: any Decoder) throws {
+        let data = try decoder.singleValueContainer().decode(Data.self)
+        let root: Any?
+        do {
+            // Checked first: swift-corelibs-foundation's unarchiver traps (fatalError), not
+            // throws, on a class that is not allowed or does not support secure coding
+            // (`NSKeyedUnarchiver._isClassAllowed`, Swift 6.3.1).
+            if let problem = Self.problem(in: data) {
+                throw CocoaError(.coderReadCorrupt, userInfo: [NSDebugDescriptionErrorKey: problem])
+            }
+            root = try NSKeyedUnarchiver.unarchivedObject(ofClasses: Self.allowedClasses, from: data)
+        } catch {
+            let reason = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? error.localizedDescription
+            throw DecodingError.dataCorrupted(
+                DecodingError.Context(
+                    codingPath: decoder.codingPath, debugDescription: "Cannot unarchive \(Object.self): \(reason)", underlyingError: error))
+        }
+        guard let object = root as? Object else {
+            let found = root.map { "\(type(of: $0))" } ?? "nothing"
+            throw DecodingError.dataCorrupted(
+                DecodingError.Context(codingPath: decoder.codingPath, debugDescription: "Expected an archived \(Object.self), found \(found)"))
+        }
+        self.object = object
+    }
+
+    /// Why the unarchiver must not see `data`: it is no checked keyed archive, or it
+    /// names a class that is not allowed or does not support secure coding.
+    private static func problem(in data: Data) -> String? {
+        guard PropertyListReader.problem(inArchive: data) == nil,
+            let archive = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any],
+            let objects = archive["$objects"] as? [Any]
+        else { return "it is not a keyed archive" }
+        for case let entry as [String: Any] in objects {
+            guard let name = entry["$classname"] as? String else { continue }
+            guard let type = NSClassFromString(name) as? NSObject.Type,
+                allowedClasses.contains(where: { type.isSubclass(of: $0) }),
+                (type as? any NSSecureCoding.Type)?.supportsSecureCoding == true
+            else { return "it holds a \(name), which is not allowed" }
+        }
+        return nil
+    }
+
+    /// Whether the two objects are equal (`isEqual(_:)`).
+    ///
+    /// - Parameters:
+    ///   - lhs: An archived object.
+    ///   - rhs: Another.
+    /// - Returns: `lhs.object.isEqual(rhs.object)`.
+    public static func == (lhs: ArchivedObject, rhs: ArchivedObject) -> Bool {
+        lhs.object.isEqual(rhs.object)
+    }
+}
