@@ -26,12 +26,12 @@ echo "== Building the library with coverage instrumentation"
 swiftc "${flags[@]}" -parse-as-library -enable-testing \
     -module-name DefaultsCoder -emit-module -emit-module-path "$out/module/DefaultsCoder.swiftmodule" \
     -emit-library -static -o "$out/libDefaultsCoder.a" \
-    Sources/DefaultsCoder/*.swift
+    Sources/DefaultsCoder/*/*.swift
 
 echo "== Building the fuzz target"
 swiftc "${flags[@]}" -parse-as-library -I "$out/module" -L "$out" -lDefaultsCoder \
     -o "$out/fuzz-decoder" \
-    Fuzz/FuzzTarget.swift Tests/DefaultsCoderTests/GeneratedValues.swift
+    Fuzz/FuzzTarget.swift Tests/DefaultsCoderTests/Coders/GeneratedValues.swift
 
 echo "== Fuzzing for $seconds s"
 # Foundation's PropertyListSerialization leaks on some inputs; leaks in this package's
