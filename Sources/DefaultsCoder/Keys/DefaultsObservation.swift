@@ -64,7 +64,11 @@ public final class DefaultsObservation: Sendable {
 extension UserDefaults {
 
     /// The notification this package posts after it changed a value, on every platform,
-    /// with the key's name under `"key"` in `userInfo` and the `UserDefaults` as object.
+    /// with the key's name under `"key"` in `userInfo`. It is posted once on each
+    /// `UserDefaults` object of the suite that the package has seen (any of its calls on an
+    /// object registers it), whichever object made the change — a migration's target
+    /// suite included. To hear every change whatever the object, observe with
+    /// `object: nil`.
     ///
     /// Foundation's `didChangeNotification` is not enough: on Linux it is posted for
     /// `setPersistentDomain(_:forName:)` and `removePersistentDomain(forName:)` only, not
