@@ -120,13 +120,9 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
 
     var codingPath: [any CodingKey] { CodingPathNode.codingPath(of: parent, then: step) }
 
-    func path(_ node: CodingPathNode?, _ step: PathStep?) -> [any CodingKey] {
-        CodingPathNode.codingPath(of: node, then: step)
-    }
-
     @inline(never)
     func mismatch(_ type: Any.Type, expected: Any.Type? = nil, _ value: Any, _ node: CodingPathNode?, _ step: PathStep?) -> DecodingError {
-        .mismatch(type, expected: expected, found: form.describe(value), at: path(node, step))
+        .mismatch(type, expected: expected, found: form.describe(value), at: node, step)
     }
 
     // MARK: Decoder
@@ -238,7 +234,7 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
     /// A `[String: V]`, whose keys are data: the key strategy leaves them as they are,
     /// as in Foundation's coders.
     func unboxDictionary<Value: Decodable>(_ value: Any, as _: Value.Type, parent: CodingPathNode?, step: PathStep?) throws -> [String: Value] {
-        try nesting.enter { DecodingError.tooDeep($0, at: path(parent, step)) }
+        try nesting.enter { DecodingError.tooDeep($0, at: parent, step) }
         defer { nesting.leave() }
         let node = CodingPathNode.appending(step, to: parent)
         try checkContainerDepth(node)
@@ -252,7 +248,7 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
 
     /// Runs `type.init(from:)` with this decoder one level down.
     private func decodeWithSelf<T: Decodable>(_ value: Any, as type: T.Type, parent: CodingPathNode?, step: consuming PathStep?) throws -> T {
-        try nesting.enter { DecodingError.tooDeep($0, at: path(parent, step)) }
+        try nesting.enter { DecodingError.tooDeep($0, at: parent, step) }
         // Swapped in and out, not copied, as in the encoder: each copy of a step's
         // existential key is a call through its type's value witnesses. Each `other…`
         // holds what the decoder does not: this value's state until the first swap,
@@ -321,7 +317,7 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
             throw mismatch(T.self, value, parent, step())
         }
         guard let result = convert(number) else {
-            throw DecodingError.notRepresentable(number, as: T.self, at: path(parent, step()))
+            throw DecodingError.notRepresentable(number, as: T.self, at: parent, step())
         }
         return result
     }
@@ -329,7 +325,7 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
     private func unboxDecimal(_ value: Any, parent: CodingPathNode?, step: @autoclosure () -> PathStep?) throws -> Decimal {
         if let number = classifyNumber(value) ?? form.number(value), !number.isBool {
             guard let result = number.exactDecimal else {
-                throw DecodingError.notRepresentable(number, as: Decimal.self, at: path(parent, step()))
+                throw DecodingError.notRepresentable(number, as: Decimal.self, at: parent, step())
             }
             return result
         }
@@ -357,11 +353,11 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
             let first = Date.ISO8601FormatStyle(includingFractionalSeconds: fractional)
             let second = Date.ISO8601FormatStyle(includingFractionalSeconds: !fractional)
             if let date = (try? first.parse(string)) ?? (try? second.parse(string)) { return date }
-            throw DecodingError.corrupted("Expected date string to be ISO8601-formatted", at: path(parent, step()))
+            throw DecodingError.corrupted("Expected date string to be ISO8601-formatted", at: parent, step())
         case .formatted(let formatter):
             guard let string = form.string(value) else { throw mismatch(Date.self, expected: String.self, value, parent, step()) }
             if let date = formatter.date(from: string) { return date }
-            throw DecodingError.corrupted("Date string does not match format expected by formatter", at: path(parent, step()))
+            throw DecodingError.corrupted("Date string does not match format expected by formatter", at: parent, step())
         case .custom(let closure):
             return try custom(value, parent: parent, step: step(), closure)
         }
@@ -379,13 +375,13 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
                     URL(string: string) == nil
                     ? "Invalid URL string \"\(string)\""
                     : "Expected an absolute URL, found the relative URL string \"\(string)\""
-                throw DecodingError.corrupted(message, at: path(parent, step()))
+                throw DecodingError.corrupted(message, at: parent, step())
             }
             if isDictionary(value) { return nil }
         case .absoluteString:
             guard let string = form.string(value) else { throw mismatch(URL.self, expected: String.self, value, parent, step()) }
             if let url = URL(string: string) { return url }
-            throw DecodingError.corrupted("Invalid URL string \"\(string)\"", at: path(parent, step()))
+            throw DecodingError.corrupted("Invalid URL string \"\(string)\"", at: parent, step())
         case .custom(let closure):
             return try custom(value, parent: parent, step: step(), closure)
         }
@@ -401,7 +397,7 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
         case .base64:
             guard let string = form.string(value) else { throw mismatch(Data.self, expected: String.self, value, parent, step()) }
             if let data = Data(base64Encoded: string) { return data }
-            throw DecodingError.corrupted("Encountered Data is not valid Base64", at: path(parent, step()))
+            throw DecodingError.corrupted("Encountered Data is not valid Base64", at: parent, step())
         case .custom(let closure):
             return try custom(value, parent: parent, step: step(), closure)
         }
@@ -413,7 +409,7 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
         let plain = form.plain(value)
         return try runCustomStrategy(
             { try closure(plain) },
-            wrap: { error in DecodingError.corrupted("Custom strategy failed", at: path(parent, step), underlyingError: error) }
+            wrap: { error in DecodingError.corrupted("Custom strategy failed", at: parent, step, underlyingError: error) }
         )
     }
 
@@ -636,7 +632,7 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
     private mutating func next<R>(_ type: Any.Type, _ body: (DecoderImpl, Any, CodingPathNode?, PathStep) throws -> R) throws -> R {
         let step = PathStep.index(currentIndex)
         guard currentIndex < array.count else {
-            throw DecodingError.mismatch(type, found: .endOfArray, at: decoder.path(node, step))
+            throw DecodingError.mismatch(type, found: .endOfArray, at: node, step)
         }
         let result = try body(decoder, array[currentIndex], node, step)
         currentIndex += 1
@@ -645,7 +641,7 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
 
     mutating func decodeNil() throws -> Bool {
         guard currentIndex < array.count else {
-            throw DecodingError.mismatch(Optional<Any>.self, found: .endOfArray, at: decoder.path(node, .index(currentIndex)))
+            throw DecodingError.mismatch(Optional<Any>.self, found: .endOfArray, at: node, .index(currentIndex))
         }
         if decoder.form.isNull(array[currentIndex]) {
             currentIndex += 1

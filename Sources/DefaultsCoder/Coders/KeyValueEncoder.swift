@@ -239,11 +239,6 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
 
     var codingPath: [any CodingKey] { CodingPathNode.codingPath(of: parent, then: step) }
 
-    /// The path of a value `step` below the container at `node`.
-    func path(_ node: CodingPathNode?, _ step: PathStep?) -> [any CodingKey] {
-        CodingPathNode.codingPath(of: node, then: step)
-    }
-
     // MARK: Encoder
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
@@ -374,7 +369,7 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
         if T.self == Data.self { return try boxData(sameType(value, as: Data.self), parent: parent, step: step()) }
         if T.self == Decimal.self {
             let step = step()
-            return try form.decimal(sameType(value, as: Decimal.self)) { path(parent, step) }
+            return try form.decimal(sameType(value, as: Decimal.self)) { CodingPathNode.codingPath(of: parent, then: step) }
         }
         if form.wrapsOptionals, let optional = value as? any WrappableOptional {
             return try optional.box(into: self, parent: parent, step: step())
@@ -388,17 +383,17 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
     /// A `[String: V]`, whose keys are data: the key strategy leaves them as they are,
     /// as in Foundation's coders.
     func boxDictionary<Value: Encodable>(_ dictionary: [String: Value], parent: CodingPathNode?, step: PathStep?) throws -> Any {
-        try nesting.enter { EncodingError.tooDeep(dictionary, $0, at: path(parent, step)) }
+        try nesting.enter { EncodingError.tooDeep(dictionary, $0, at: parent, step) }
         defer { nesting.leave() }
         let node = CodingPathNode.appending(step, to: parent)
         if !allowsContainer(at: node) {
-            throw EncodingError.invalid(dictionary, form.depthProblem, at: path(parent, step))
+            throw EncodingError.invalid(dictionary, form.depthProblem, at: parent, step)
         }
         var result: [String: Any] = [:]
         result.reserveCapacity(dictionary.count)
         for (key, value) in dictionary {
             if let problem = form.problem(withKey: key) {
-                throw EncodingError.invalid(value, problem, at: path(node, .key(KeyValueCodingKey(stringValue: key))))
+                throw EncodingError.invalid(value, problem, at: node, .key(KeyValueCodingKey(stringValue: key)))
             }
             if let boxed = try box(value, parent: node, step: .key(KeyValueCodingKey(stringValue: key))) {
                 result[key] = boxed
@@ -411,7 +406,7 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
 
     /// Runs `value.encode(to:)` with this encoder one level down, and flattens what it wrote.
     private func boxEncodable<T: Encodable>(_ value: T, parent: CodingPathNode?, step: consuming PathStep?) throws -> Any? {
-        try nesting.enter { EncodingError.tooDeep(value, $0, at: path(parent, step)) }
+        try nesting.enter { EncodingError.tooDeep(value, $0, at: parent, step) }
         // The state is swapped in and out, not copied: a step holds an existential
         // key, and each copy of one (and each test of its optional) is a call through
         // the key type's value witnesses. Each `other…` holds the state the encoder
@@ -488,7 +483,7 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
             let style = Date.ISO8601FormatStyle(includingFractionalSeconds: fractional)
             let text = date.formatted(style)
             guard let back = try? style.parse(text), Self.isSameDate(back, date, within: fractional ? 0.001 : 1) else {
-                throw EncodingError.unwritableDate(date, strategy: ".iso8601", text: text, at: path(parent, step))
+                throw EncodingError.unwritableDate(date, strategy: ".iso8601", text: text, at: parent, step)
             }
             return form.string(text)
         case .formatted(let formatter):
@@ -497,7 +492,7 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
             // two-digit years, reads another date outside its range.
             let text = formatter.string(from: date)
             guard let back = formatter.date(from: text), Self.isSameDate(back, date, within: 366 * 86_400) else {
-                throw EncodingError.unwritableDate(date, strategy: ".formatted", text: text, at: path(parent, step))
+                throw EncodingError.unwritableDate(date, strategy: ".formatted", text: text, at: parent, step)
             }
             return form.string(text)
         case .custom(let closure):
@@ -515,7 +510,7 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
     private func boxURL(_ url: URL, parent: CodingPathNode?, step: PathStep?) throws -> Any {
         switch options.urlEncodingStrategy {
         case .url:
-            return try form.url(url, depth: depth(parent, step)) { path(parent, step) }
+            return try form.url(url, depth: depth(parent, step)) { CodingPathNode.codingPath(of: parent, then: step) }
         case .absoluteString:
             return form.string(url.absoluteString)
         case .custom(let closure):
@@ -537,9 +532,9 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
     /// Runs a `.custom` strategy closure for `value`, and has the form check what it made.
     private func custom(_ value: Any, parent: CodingPathNode?, step: PathStep?, _ closure: () throws -> Any) throws -> Any {
         let output = try runCustomStrategy(closure) { error in
-            EncodingError.invalid(value, "Custom strategy failed", at: path(parent, step), underlyingError: error)
+            EncodingError.invalid(value, "Custom strategy failed", at: parent, step, underlyingError: error)
         }
-        return try form.custom(output, depth: depth(parent, step)) { path(parent, step) }
+        return try form.custom(output, depth: depth(parent, step)) { CodingPathNode.codingPath(of: parent, then: step) }
     }
 
     /// How many containers the value `step` below the container at `node` sits in.
@@ -557,19 +552,19 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
         case .useDefaultKeys:
             name = key.stringValue
             if let problem = form.problem(withKey: name) {
-                return (name, .invalid(key.stringValue, problem, at: path(node, .key(key))))
+                return (name, .invalid(key.stringValue, problem, at: node, .key(key)))
             }
             return (name, nil)
         case .convertToSnakeCase:
             name = convertToSnakeCase(key.stringValue)
         case .custom(let closure):
-            name = closure(path(node, .key(key))).stringValue
+            name = closure(CodingPathNode.codingPath(of: node, then: .key(key))).stringValue
         }
         if let previous = storage.sourceKeys.updateValue(key.stringValue, forKey: name), previous != key.stringValue {
-            return (name, .invalid(key.stringValue, "Keys \"\(previous)\" and \"\(key.stringValue)\" both become \"\(name)\"", at: path(node, .key(key))))
+            return (name, .invalid(key.stringValue, "Keys \"\(previous)\" and \"\(key.stringValue)\" both become \"\(name)\"", at: node, .key(key)))
         }
         if let problem = form.problem(withKey: name) {
-            return (name, .invalid(key.stringValue, problem, at: path(node, .key(key))))
+            return (name, .invalid(key.stringValue, problem, at: node, .key(key)))
         }
         return (name, nil)
     }
@@ -800,7 +795,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
         let existing = storage.pending[name] == nil ? storage.dictionary[name] : nil
         if storage.pending[name] != nil {
             storage.record(
-                .invalid(key.stringValue, CoderMisuse.superEncoderForTakenKey, at: encoder.path(node, .key(key))))
+                .invalid(key.stringValue, CoderMisuse.superEncoderForTakenKey, at: node, .key(key)))
         }
         let superEncoder = encoder.makeSuperEncoder(at: node, step: .key(key), existing: existing)
         storage.dictionary[name] = nil
