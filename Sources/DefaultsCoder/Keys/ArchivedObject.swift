@@ -96,8 +96,7 @@ public struct ArchivedObject<Object: NSObject & NSSecureCoding>: Codable, @unche
     /// Why the unarchiver must not see `data`: it is no checked keyed archive, or it
     /// names a class that is not allowed or does not support secure coding.
     private static func problem(in data: Data) -> String? {
-        guard PropertyListReader.problem(inArchive: data) == nil,
-            let archive = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any],
+        guard let archive = try? PropertyListReader.propertyList(from: data, kind: .archive) as? [String: Any],
             let objects = archive["$objects"] as? [Any]
         else { return "it is not a keyed archive" }
         for case let entry as [String: Any] in objects {

@@ -16,20 +16,25 @@ enum PropertyListReader {
     /// XML reader allows.
     static let maximumDepth = BinaryPropertyListCheck.maximumDepth
 
-    /// Why `data` cannot be read as a property list, or `nil` when it can: it is not
-    /// empty, its binary structure holds no cycle, set or dangling reference, and no
-    /// form of it nests deeper than `maximumDepth`.
-    static func problem(in data: Data) -> String? {
-        if data.isEmpty { return "it is empty" }
-        if data.starts(with: "bplist".utf8) { return BinaryPropertyListCheck.problem(in: data, dictionaryAtTop: false) }
-        return xmlDepthProblem(in: data)
+    /// What a property list must be, beyond one that parses safely.
+    enum Kind {
+        /// Any property list: a legacy blob, a migration source.
+        case any
+        /// One holding a dictionary: a suite's file.
+        case dictionary
+        /// An `NSKeyedArchiver` archive: a dictionary, whose binary form may hold the
+        /// archiver's UID objects, which preferences cannot.
+        case archive
     }
 
-    /// Why `data` cannot be read as an `NSKeyedArchiver` archive: as `problem(in:)`, but
-    /// the archiver's UID objects are allowed in a binary archive.
-    static func problem(inArchive data: Data) -> String? {
+    /// Why `data` cannot be read as a property list of `kind`, or `nil` when it can: it
+    /// is not empty, its binary structure holds no cycle, set or dangling reference, and
+    /// no form of it nests deeper than `maximumDepth`.
+    static func problem(in data: Data, kind: Kind = .any) -> String? {
         if data.isEmpty { return "it is empty" }
-        if data.starts(with: "bplist".utf8) { return BinaryPropertyListCheck.problem(in: data, allowingUIDs: true) }
+        if data.starts(with: "bplist".utf8) {
+            return BinaryPropertyListCheck.problem(in: data, dictionaryAtTop: kind != .any, allowingUIDs: kind == .archive)
+        }
         return xmlDepthProblem(in: data)
     }
 
@@ -37,19 +42,17 @@ enum PropertyListReader {
     ///
     /// - Throws: `Problem` with the reason it cannot be read.
     static func dictionary(from data: Data) throws(Problem) -> [String: Any] {
-        if data.starts(with: "bplist".utf8), let reason = BinaryPropertyListCheck.problem(in: data) {
-            throw Problem(reason: reason)
+        guard let dictionary = try propertyList(from: data, kind: .dictionary) as? [String: Any] else {
+            throw Problem(reason: "it does not hold a dictionary")
         }
-        let value = try propertyList(from: data)
-        guard let dictionary = value as? [String: Any] else { throw Problem(reason: "it does not hold a dictionary") }
         return dictionary
     }
 
-    /// The value of a checked property list.
+    /// The value of a property list of `kind`, checked before it is parsed.
     ///
     /// - Throws: `Problem` with the reason it cannot be read.
-    static func propertyList(from data: Data) throws(Problem) -> Any {
-        if let reason = problem(in: data) { throw Problem(reason: reason) }
+    static func propertyList(from data: Data, kind: Kind = .any) throws(Problem) -> Any {
+        if let reason = problem(in: data, kind: kind) { throw Problem(reason: reason) }
         do {
             return try PropertyListSerialization.propertyList(from: data, format: nil)
         } catch {
