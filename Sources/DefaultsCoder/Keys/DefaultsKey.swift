@@ -189,7 +189,7 @@ public enum LegacyFormat: Sendable, Equatable {
     ///
     /// - Throws: The blob's error when the object is of its kind and neither form
     ///   decodes (it says more); the native form's error otherwise.
-    static func decode<Value: Decodable>(_ type: Value.Type, from stored: Any, legacy: LegacyFormat?) throws -> Value {
+    static func decodeStored<Value: Decodable>(_ type: Value.Type, from stored: Any, legacy: LegacyFormat?) throws -> Value {
         var legacyError: (any Error)?
         if let legacy, legacy.isOfItsKind(stored) {
             do {

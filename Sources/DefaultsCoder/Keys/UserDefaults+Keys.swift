@@ -198,7 +198,7 @@ extension UserDefaults {
             try throwIfFileUnreadable()
             return key.defaultValue
         }
-        return try LegacyFormat.decode(Value.self, from: stored, legacy: key.legacyFormat)
+        return try LegacyFormat.decodeStored(Value.self, from: stored, legacy: key.legacyFormat)
     }
 
     /// `value(for:stored:)`, with failures reported and the default returned.

@@ -120,7 +120,7 @@ public struct DefaultsMigration: Sendable {
         ) -> Step {
             Step(
                 kind: .convert(from: name, to: newName ?? name) { stored in
-                    let old = try LegacyFormat.decode(Old.self, from: stored, legacy: legacy)
+                    let old = try LegacyFormat.decodeStored(Old.self, from: stored, legacy: legacy)
                     return try KeyValueEncoder().encodeForUserDefaults(try transform(old))
                 })
         }
@@ -243,32 +243,35 @@ extension UserDefaults {
         }
         let targetNames = Array(Set(migrations.flatMap { $0.steps.compactMap(\.targetSuite) })).sorted()
         var targets: [UserDefaults] = []
+        var files: [ObjectIdentifier: String] = [:]
+        if let file = Suite.of(self).file { files[ObjectIdentifier(file)] = "the suite being migrated" }
         for name in targetNames {
+            let step = migrations.lazy.flatMap { migration in migration.steps.lazy.map { (migration.version, $0) } }.first { $0.1.targetSuite == name }
+            let (version, key) = (step?.0 ?? 0, step?.1.sourceKey ?? name)
             guard let target = UserDefaults(suiteName: name) else {
-                let version = migrations.first { $0.steps.contains { $0.targetSuite == name } }?.version ?? 0
                 throw DefaultsMigrationError(version: version, key: name, reason: "UserDefaults(suiteName: \"\(name)\") is not a suite this process can open")
+            }
+            // Known by its file: another spelling of a suite already in the change would
+            // be written twice (and its lock taken twice).
+            if let file = Suite.of(target).file {
+                if let other = files[ObjectIdentifier(file)] {
+                    throw DefaultsMigrationError(version: version, key: key, reason: "suite \(name) is \(other) (\(file.path))")
+                }
+                files[ObjectIdentifier(file)] = "suite \(name)"
             }
             targets.append(target)
         }
-        do {
-            return try Suite.change([self] + targets) { values in
-                let recorded = try values.recordedVersion(versionKey, migratingTo: migrations.last?.version ?? 0)
-                let pending = migrations.filter { $0.version > recorded }
-                guard let last = pending.last else { return recorded }
-                for migration in pending {
-                    for step in migration.steps {
-                        try values.apply(step, version: migration.version, suites: targetNames)
-                    }
+        return try Suite.change([self] + targets) { values in
+            let recorded = try values.recordedVersion(versionKey, migratingTo: migrations.last?.version ?? 0)
+            let pending = migrations.filter { $0.version > recorded }
+            guard let last = pending.last else { return recorded }
+            for migration in pending {
+                for step in migration.steps {
+                    try values.apply(step, version: migration.version, suites: targetNames)
                 }
-                try values.set(last.version, forKey: versionKey)
-                return last.version
             }
-        } catch let error as DefaultsSuiteError where error.operation == .sameSuiteTwice {
-            let migration = migrations.first { $0.steps.contains { $0.targetSuite != nil } }
-            let step = migration?.steps.first { $0.targetSuite != nil }
-            throw DefaultsMigrationError(
-                version: migration?.version ?? 0, key: step?.sourceKey ?? versionKey,
-                reason: "suite \(step?.targetSuite ?? "") is the suite being migrated (\(error.path))", underlyingError: error)
+            try values.set(last.version, forKey: versionKey)
+            return last.version
         }
     }
 

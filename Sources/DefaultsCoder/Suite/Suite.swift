@@ -211,13 +211,13 @@ final class Suite: @unchecked Sendable {
             #endif
             return
         }
-        for key in domain.order { stored[key] = domain.changes[key]! }
         // A plain `synchronize()` on another thread that read the file before the rename
         // writes its older copy over it when it finishes, without a lock. The
         // `synchronize()` below waits for such a write (Foundation holds the domain's
         // lock through its read and write), so a file changed since the rename is read
         // again, and the change made again if it was lost.
         for _ in 0..<8 {
+            for key in domain.order { stored[key] = domain.changes[key]! }
             try file.replace(with: stored)
             // Nothing is unsaved now (the change began with `synchronize()`), so this
             // only empties Foundation's cache: the next read loads the new file.
@@ -232,7 +232,6 @@ final class Suite: @unchecked Sendable {
                 }
             }
             if !lost { return }
-            for key in domain.order { stored[key] = domain.changes[key]! }
         }
     }
 
@@ -255,7 +254,6 @@ final class Suite: @unchecked Sendable {
 
     /// Reports each written key that a launch argument hides in this process.
     private static func reportLaunchArgumentOverrides(_ written: [Written]) {
-        guard !written.isEmpty else { return }
         for change in written where change.tree != nil {
             guard let argument = change.defaults.volatileDomain(forName: UserDefaults.argumentDomain)[change.key] else { continue }
             let override = LaunchArgumentOverride(key: change.key, argument: "\(argument)")
