@@ -272,6 +272,30 @@ struct DocumentationTests {
         #expect(defaults.persistentDomain(forName: suite.name)?["launchCount"] == nil)
     }
 
+    #if canImport(Combine)
+    @available(macOS 10.15, iOS 13.0, tvOS 13.0, watchOS 6.0, *)
+    @Test("Typed keys, the wrapper and observation: a Combine publisher (Apple platforms only)")
+    func combinePublisher() throws {
+        let suite = TestSuite()
+        let defaults = suite.defaults
+        let printed = Recorded<Theme>()
+        let cancellable = defaults.publisher(for: .theme)
+            .sink { theme in printed.append(theme) }
+        defaults[.theme] = .dark
+        defaults[.theme] = .dark
+        let keys = Recorded<String>()
+        let several = defaults.publisher(for: [.theme, .launchCount], initial: false)
+            .sink { key in keys.append(key.name) }
+        defaults[.launchCount] = 2
+        cancellable.cancel()
+        defaults[.theme] = .light
+        several.cancel()
+        defaults[.theme] = .dark
+        #expect(printed.values == [.light, .dark])
+        #expect(keys.values == ["launchCount", "app.appearance.theme"])
+    }
+    #endif
+
     @Test("Typed keys, the wrapper and observation: the Observation framework")
     func observationFramework() async throws {
         let suite = TestSuite()
