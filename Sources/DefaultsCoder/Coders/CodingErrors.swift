@@ -216,35 +216,35 @@ enum CoderMisuse {
 // MARK: - Builders from a path node
 
 /// The builders above, from the node of the container and the step below it, as the
-/// coders hold them: the path is made only here, when an error is thrown.
+/// coders hold them, and the levels the node is one of: the path is made only here, when an error is thrown.
 extension DecodingError {
-    static func mismatch(_ type: Any.Type, expected: Any.Type? = nil, found: FoundValue, at node: CodingPathNode?, _ step: PathStep?) -> DecodingError {
-        mismatch(type, expected: expected, found: found, at: CodingPathNode.codingPath(of: node, then: step))
+    static func mismatch(_ type: Any.Type, expected: Any.Type? = nil, found: FoundValue, in levels: PathLevels, at node: CodingPathNode?, _ step: PathStep?) -> DecodingError {
+        mismatch(type, expected: expected, found: found, at: levels.codingPath(of: node, then: step))
     }
 
-    static func notRepresentable(_ number: NumberValue, as type: Any.Type, at node: CodingPathNode?, _ step: PathStep?) -> DecodingError {
-        notRepresentable(number, as: type, at: CodingPathNode.codingPath(of: node, then: step))
+    static func notRepresentable(_ number: NumberValue, as type: Any.Type, in levels: PathLevels, at node: CodingPathNode?, _ step: PathStep?) -> DecodingError {
+        notRepresentable(number, as: type, at: levels.codingPath(of: node, then: step))
     }
 
-    static func tooDeep(_ reason: NestingGuard.Reason, at node: CodingPathNode?, _ step: PathStep?) -> DecodingError {
-        tooDeep(reason, at: CodingPathNode.codingPath(of: node, then: step))
+    static func tooDeep(_ reason: NestingGuard.Reason, in levels: PathLevels, at node: CodingPathNode?, _ step: PathStep?) -> DecodingError {
+        tooDeep(reason, at: levels.codingPath(of: node, then: step))
     }
 
-    static func corrupted(_ message: String, at node: CodingPathNode?, _ step: PathStep?, underlyingError: (any Error)? = nil) -> DecodingError {
-        corrupted(message, at: CodingPathNode.codingPath(of: node, then: step), underlyingError: underlyingError)
+    static func corrupted(_ message: String, in levels: PathLevels, at node: CodingPathNode?, _ step: PathStep?, underlyingError: (any Error)? = nil) -> DecodingError {
+        corrupted(message, at: levels.codingPath(of: node, then: step), underlyingError: underlyingError)
     }
 }
 
 extension EncodingError {
-    static func tooDeep(_ value: Any, _ reason: NestingGuard.Reason, at node: CodingPathNode?, _ step: PathStep?) -> EncodingError {
-        tooDeep(value, reason, at: CodingPathNode.codingPath(of: node, then: step))
+    static func tooDeep(_ value: Any, _ reason: NestingGuard.Reason, in levels: PathLevels, at node: CodingPathNode?, _ step: PathStep?) -> EncodingError {
+        tooDeep(value, reason, at: levels.codingPath(of: node, then: step))
     }
 
-    static func unwritableDate(_ date: Date, strategy: String, text: String, at node: CodingPathNode?, _ step: PathStep?) -> EncodingError {
-        unwritableDate(date, strategy: strategy, text: text, at: CodingPathNode.codingPath(of: node, then: step))
+    static func unwritableDate(_ date: Date, strategy: String, text: String, in levels: PathLevels, at node: CodingPathNode?, _ step: PathStep?) -> EncodingError {
+        unwritableDate(date, strategy: strategy, text: text, at: levels.codingPath(of: node, then: step))
     }
 
-    static func invalid(_ value: Any, _ message: String, at node: CodingPathNode?, _ step: PathStep?, underlyingError: (any Error)? = nil) -> EncodingError {
-        invalid(value, message, at: CodingPathNode.codingPath(of: node, then: step), underlyingError: underlyingError)
+    static func invalid(_ value: Any, _ message: String, in levels: PathLevels, at node: CodingPathNode?, _ step: PathStep?, underlyingError: (any Error)? = nil) -> EncodingError {
+        invalid(value, message, at: levels.codingPath(of: node, then: step), underlyingError: underlyingError)
     }
 }

@@ -77,44 +77,82 @@ struct PathStep {
     static func index(_ index: Int) -> PathStep { PathStep(codingKey: IndexCodingKey(index)) }
 }
 
-/// The path of a container: its parent's node and the step from there. Immutable, so a
-/// nested container or a super coder can keep it after the call that made it returns.
-/// The root is `nil`.
-final class CodingPathNode {
-    let parent: CodingPathNode?
-    let step: PathStep
+/// The place of a container in the coding path: a level of its coder's `PathLevels`.
+/// A value with no reference in it, so that a container holding one copies it for
+/// nothing. The root is `nil`.
+struct CodingPathNode {
+    /// The level's index in its coder's `PathLevels`.
+    fileprivate let index: Int32
+    /// Which push made the level: a level popped and pushed again is another one.
+    fileprivate let generation: UInt32
     /// How many steps from the root: the number of containers around this one's value.
     let depth: Int
+}
 
-    init(parent: CodingPathNode?, step: PathStep) {
-        self.parent = parent
-        self.step = step
-        self.depth = (parent?.depth ?? 0) + 1
+/// The coding path of the values a coder is in, as a stack of levels, one per container:
+/// each holds its step and the index of its parent's level. A container keeps only a
+/// `CodingPathNode`, so that making a container allocates nothing for its path; the
+/// `[any CodingKey]` array is built only when an error is thrown or `codingPath` is read.
+///
+/// Levels are pushed by containers and popped when the value they belong to is complete
+/// (`pop(to:)`, around each nested value). A container used after that — one kept
+/// past its value's `encode(to:)` or `init(from:)` — finds its level gone and names only
+/// the steps below it: its path, not its values, is what it loses.
+final class PathLevels {
+    private struct Level {
+        let parent: Int32
+        let step: PathStep
+        let generation: UInt32
+    }
+
+    @exclusivity(unchecked) private var levels: [Level] = []
+    @exclusivity(unchecked) private var generations: UInt32 = 0
+
+    /// How many levels there are; pass it to `pop(to:)` to drop the ones pushed since.
+    var height: Int { levels.count }
+
+    /// A level for `node` followed by `step`, or `node` itself when there is no step.
+    func appending(_ step: PathStep?, to node: CodingPathNode?) -> CodingPathNode? {
+        guard let step else { return node }
+        return push(step, below: node)
+    }
+
+    /// A new level for `step` below `node`.
+    func push(_ step: PathStep, below node: CodingPathNode?) -> CodingPathNode {
+        generations &+= 1
+        // A parent whose level is gone is left out, so that every level's parent sits
+        // below it: the walk up a path always ends, inside the stack.
+        let parent = node.flatMap { isCurrent($0) ? $0.index : nil } ?? -1
+        levels.append(Level(parent: parent, step: step, generation: generations))
+        return CodingPathNode(index: Int32(truncatingIfNeeded: levels.count - 1), generation: generations, depth: (node?.depth ?? 0) + 1)
+    }
+
+    /// Drops the levels above `height`; a height above today's does nothing.
+    func pop(to height: Int) {
+        if height < levels.count { levels.removeLast(levels.count - height) }
+    }
+
+    /// Whether `node`'s level is still on the stack.
+    private func isCurrent(_ node: CodingPathNode) -> Bool {
+        Int(node.index) < levels.count && levels[Int(node.index)].generation == node.generation
     }
 
     /// The path from the root down to and including `node`, followed by `last`.
-    static func codingPath(of node: CodingPathNode?, then last: PathStep? = nil) -> [any CodingKey] {
+    func codingPath(of node: CodingPathNode?, then last: PathStep? = nil) -> [any CodingKey] {
         var path: [any CodingKey] = []
-        let count = (node?.depth ?? 0) + (last == nil ? 0 : 1)
-        guard count > 0 else { return [] }
-        path.reserveCapacity(count)
-        var current = node
-        while let step = current?.step {
-            path.append(step.codingKey)
-            current = current?.parent
+        path.reserveCapacity((node?.depth ?? 0) + 1)
+        // A level's parents were pushed before it and are popped after it: when the
+        // level is still the node's, so are they.
+        if let node, isCurrent(node) {
+            var index = Int(node.index)
+            while index >= 0 {
+                path.append(levels[index].step.codingKey)
+                index = Int(levels[index].parent)
+            }
         }
         path.reverse()
         if let last { path.append(last.codingKey) }
         return path
-    }
-
-    /// This node's whole path.
-    var codingPathArray: [any CodingKey] { CodingPathNode.codingPath(of: self) }
-
-    /// A node for `node` followed by `step`, or `node` itself when there is no step.
-    static func appending(_ step: PathStep?, to node: CodingPathNode?) -> CodingPathNode? {
-        guard let step else { return node }
-        return CodingPathNode(parent: node, step: step)
     }
 }
 

@@ -66,7 +66,7 @@ public struct KeyValueDecoder: Sendable {
         // An `Any?` passed as `Any` arrives wrapped: unwrap it once here so the fast
         // paths below see the tree itself.
         let value = flattenOptional(value) ?? value
-        let decoder = DecoderImpl(options: self, form: form, value: value, parent: nil, step: nil)
+        let decoder = DecoderImpl(options: self, form: form, levels: PathLevels(), value: value, parent: nil, step: nil)
         return try decoder.unbox(value, as: type, parent: nil, step: nil)
     }
 }
@@ -108,34 +108,37 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
     @exclusivity(unchecked) private var step: PathStep?
     @exclusivity(unchecked) private var value: Any
     @exclusivity(unchecked) private var nesting = NestingGuard()
+    /// The path, shared with the super decoders made for this decode.
+    let levels: PathLevels
 
-    init(options: KeyValueDecoder, form: any DecodingForm, value: Any, parent: CodingPathNode?, step: PathStep?) {
+    init(options: KeyValueDecoder, form: any DecodingForm, levels: PathLevels, value: Any, parent: CodingPathNode?, step: PathStep?) {
         self.options = options
         self.form = form
+        self.levels = levels
         self.userInfo = codingUserInfo(options.userInfo)
         self.value = value
         self.parent = parent
         self.step = step
     }
 
-    var codingPath: [any CodingKey] { CodingPathNode.codingPath(of: parent, then: step) }
+    var codingPath: [any CodingKey] { levels.codingPath(of: parent, then: step) }
 
     @inline(never)
     func mismatch(_ type: Any.Type, expected: Any.Type? = nil, _ value: Any, _ node: CodingPathNode?, _ step: PathStep?) -> DecodingError {
-        .mismatch(type, expected: expected, found: form.describe(value), at: node, step)
+        .mismatch(type, expected: expected, found: form.describe(value), in: levels, at: node, step)
     }
 
     // MARK: Decoder
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        let node = CodingPathNode.appending(step, to: parent)
+        let node = levels.appending(step, to: parent)
         try checkContainerDepth(node)
         let dictionary = try keyedEntries(value, parent: parent, step: step, node: node)
         return KeyedDecodingContainer(KeyedContainer<Key>(decoder: self, dictionary: dictionary, node: node))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        let node = CodingPathNode.appending(step, to: parent)
+        let node = levels.appending(step, to: parent)
         try checkContainerDepth(node)
         let array = try unboxArray(value, parent: parent, step: step)
         return UnkeyedContainer(decoder: self, array: array, node: node)
@@ -144,7 +147,7 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
     /// Throws when a container for the value at `node` would sit deeper than data may nest.
     func checkContainerDepth(_ node: CodingPathNode?) throws {
         if let node, node.depth >= NestingGuard.maximumContainers {
-            throw DecodingError.tooDeep(.containers, at: node.codingPathArray)
+            throw DecodingError.tooDeep(.containers, at: levels.codingPath(of: node))
         }
     }
 
@@ -234,9 +237,13 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
     /// A `[String: V]`, whose keys are data: the key strategy leaves them as they are,
     /// as in Foundation's coders.
     func unboxDictionary<Value: Decodable>(_ value: Any, as _: Value.Type, parent: CodingPathNode?, step: PathStep?) throws -> [String: Value] {
-        try nesting.enter { DecodingError.tooDeep($0, at: parent, step) }
-        defer { nesting.leave() }
-        let node = CodingPathNode.appending(step, to: parent)
+        try nesting.enter { DecodingError.tooDeep($0, in: levels, at: parent, step) }
+        let height = levels.height
+        defer {
+            levels.pop(to: height)
+            nesting.leave()
+        }
+        let node = levels.appending(step, to: parent)
         try checkContainerDepth(node)
         let dictionary = try entries(value, parent: parent, step: step)
         var result = [String: Value](minimumCapacity: dictionary.count)
@@ -248,7 +255,9 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
 
     /// Runs `type.init(from:)` with this decoder one level down.
     private func decodeWithSelf<T: Decodable>(_ value: Any, as type: T.Type, parent: CodingPathNode?, step: consuming PathStep?) throws -> T {
-        try nesting.enter { DecodingError.tooDeep($0, at: parent, step) }
+        try nesting.enter { DecodingError.tooDeep($0, in: levels, at: parent, step) }
+        // The levels this value's containers push are dropped once it is read.
+        let height = levels.height
         // Swapped in and out, not copied, as in the encoder: each copy of a step's
         // existential key is a call through its type's value witnesses. Each `other…`
         // holds what the decoder does not: this value's state until the first swap,
@@ -263,6 +272,7 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
             swap(&self.parent, &otherParent)
             swap(&self.step, &otherStep)
             swap(&self.value, &otherValue)
+            levels.pop(to: height)
             nesting.leave()
         }
         return try type.init(from: self)
@@ -317,7 +327,7 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
             throw mismatch(T.self, value, parent, step())
         }
         guard let result = convert(number) else {
-            throw DecodingError.notRepresentable(number, as: T.self, at: parent, step())
+            throw DecodingError.notRepresentable(number, as: T.self, in: levels, at: parent, step())
         }
         return result
     }
@@ -325,7 +335,7 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
     private func unboxDecimal(_ value: Any, parent: CodingPathNode?, step: @autoclosure () -> PathStep?) throws -> Decimal {
         if let number = classifyNumber(value) ?? form.number(value), !number.isBool {
             guard let result = number.exactDecimal else {
-                throw DecodingError.notRepresentable(number, as: Decimal.self, at: parent, step())
+                throw DecodingError.notRepresentable(number, as: Decimal.self, in: levels, at: parent, step())
             }
             return result
         }
@@ -353,11 +363,11 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
             let first = Date.ISO8601FormatStyle(includingFractionalSeconds: fractional)
             let second = Date.ISO8601FormatStyle(includingFractionalSeconds: !fractional)
             if let date = (try? first.parse(string)) ?? (try? second.parse(string)) { return date }
-            throw DecodingError.corrupted("Expected date string to be ISO8601-formatted", at: parent, step())
+            throw DecodingError.corrupted("Expected date string to be ISO8601-formatted", in: levels, at: parent, step())
         case .formatted(let formatter):
             guard let string = form.string(value) else { throw mismatch(Date.self, expected: String.self, value, parent, step()) }
             if let date = formatter.date(from: string) { return date }
-            throw DecodingError.corrupted("Date string does not match format expected by formatter", at: parent, step())
+            throw DecodingError.corrupted("Date string does not match format expected by formatter", in: levels, at: parent, step())
         case .custom(let closure):
             return try custom(value, parent: parent, step: step(), closure)
         }
@@ -375,13 +385,13 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
                     URL(string: string) == nil
                     ? "Invalid URL string \"\(string)\""
                     : "Expected an absolute URL, found the relative URL string \"\(string)\""
-                throw DecodingError.corrupted(message, at: parent, step())
+                throw DecodingError.corrupted(message, in: levels, at: parent, step())
             }
             if isDictionary(value) { return nil }
         case .absoluteString:
             guard let string = form.string(value) else { throw mismatch(URL.self, expected: String.self, value, parent, step()) }
             if let url = URL(string: string) { return url }
-            throw DecodingError.corrupted("Invalid URL string \"\(string)\"", at: parent, step())
+            throw DecodingError.corrupted("Invalid URL string \"\(string)\"", in: levels, at: parent, step())
         case .custom(let closure):
             return try custom(value, parent: parent, step: step(), closure)
         }
@@ -397,7 +407,7 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
         case .base64:
             guard let string = form.string(value) else { throw mismatch(Data.self, expected: String.self, value, parent, step()) }
             if let data = Data(base64Encoded: string) { return data }
-            throw DecodingError.corrupted("Encountered Data is not valid Base64", at: parent, step())
+            throw DecodingError.corrupted("Encountered Data is not valid Base64", in: levels, at: parent, step())
         case .custom(let closure):
             return try custom(value, parent: parent, step: step(), closure)
         }
@@ -409,7 +419,7 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
         let plain = form.plain(value)
         return try runCustomStrategy(
             { try closure(plain) },
-            wrap: { error in DecodingError.corrupted("Custom strategy failed", at: parent, step, underlyingError: error) }
+            wrap: { error in DecodingError.corrupted("Custom strategy failed", in: levels, at: parent, step, underlyingError: error) }
         )
     }
 
@@ -461,7 +471,7 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
             }
             return converted
         case .custom(let closure):
-            let base = CodingPathNode.codingPath(of: node)
+            let base = levels.codingPath(of: node)
             var converted: [String: Any] = [:]
             converted.reserveCapacity(dictionary.count)
             for (key, element) in dictionary {
@@ -480,7 +490,7 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
 
     /// A decoder of its own for `superDecoder()`, since the caller may keep it.
     func makeSuperDecoder(value: Any, at node: CodingPathNode?, step: PathStep) -> DecoderImpl {
-        let decoder = DecoderImpl(options: options, form: form, value: value, parent: node, step: step)
+        let decoder = DecoderImpl(options: options, form: form, levels: levels, value: value, parent: node, step: step)
         decoder.nesting = nesting
         return decoder
     }
@@ -514,9 +524,10 @@ extension Dictionary: StringKeyedDictionaryDecodable where Key == String, Value:
 
 // MARK: - Containers
 
-/// A class: `KeyedDecodingContainer`'s box copies a struct container out of itself at
-/// every `decode` call, a retain and a release of each of its references.
-private final class KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+/// A struct of two references and a node, which `KeyedDecodingContainer`'s box copies
+/// out of itself at every `decode` call (two retains and releases): fewer instructions
+/// than allocating a class container for each keyed value.
+private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let decoder: DecoderImpl
     let dictionary: [String: Any]
     /// The path of the value this container reads.
@@ -528,7 +539,7 @@ private final class KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
         self.node = node
     }
 
-    var codingPath: [any CodingKey] { CodingPathNode.codingPath(of: node) }
+    var codingPath: [any CodingKey] { decoder.levels.codingPath(of: node) }
 
     var allKeys: [Key] { dictionary.keys.compactMap { Key(stringValue: $0) } }
 
@@ -581,7 +592,7 @@ private final class KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
         let value = try value(for: key)
-        let nestedNode = CodingPathNode(parent: node, step: .key(key))
+        let nestedNode = decoder.levels.push(.key(key), below: node)
         try decoder.checkContainerDepth(nestedNode)
         let nested = try decoder.keyedEntries(value, parent: node, step: .key(key), node: nestedNode)
         return KeyedDecodingContainer(KeyedContainer<NestedKey>(decoder: decoder, dictionary: nested, node: nestedNode))
@@ -589,7 +600,7 @@ private final class KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
         let value = try value(for: key)
-        let nestedNode = CodingPathNode(parent: node, step: .key(key))
+        let nestedNode = decoder.levels.push(.key(key), below: node)
         try decoder.checkContainerDepth(nestedNode)
         let nested = try decoder.unboxArray(value, parent: node, step: .key(key))
         return UnkeyedContainer(decoder: decoder, array: nested, node: nestedNode)
@@ -623,7 +634,7 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
         self.node = node
     }
 
-    var codingPath: [any CodingKey] { CodingPathNode.codingPath(of: node) }
+    var codingPath: [any CodingKey] { decoder.levels.codingPath(of: node) }
     var count: Int? { array.count }
     var isAtEnd: Bool { currentIndex >= array.count }
 
@@ -632,7 +643,7 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
     private mutating func next<R>(_ type: Any.Type, _ body: (DecoderImpl, Any, CodingPathNode?, PathStep) throws -> R) throws -> R {
         let step = PathStep.index(currentIndex)
         guard currentIndex < array.count else {
-            throw DecodingError.mismatch(type, found: .endOfArray, at: node, step)
+            throw DecodingError.mismatch(type, found: .endOfArray, in: decoder.levels, at: node, step)
         }
         let result = try body(decoder, array[currentIndex], node, step)
         currentIndex += 1
@@ -641,7 +652,7 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
 
     mutating func decodeNil() throws -> Bool {
         guard currentIndex < array.count else {
-            throw DecodingError.mismatch(Optional<Any>.self, found: .endOfArray, at: node, .index(currentIndex))
+            throw DecodingError.mismatch(Optional<Any>.self, found: .endOfArray, in: decoder.levels, at: node, .index(currentIndex))
         }
         if decoder.form.isNull(array[currentIndex]) {
             currentIndex += 1
@@ -694,7 +705,7 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
         let node = self.node
-        let nestedNode = CodingPathNode(parent: node, step: .index(currentIndex))
+        let nestedNode = decoder.levels.push(.index(currentIndex), below: node)
         try decoder.checkContainerDepth(nestedNode)
         let nested = try next([String: Any].self) { decoder, value, node, step in
             try decoder.keyedEntries(value, parent: node, step: step, node: nestedNode)
@@ -704,7 +715,7 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
         let node = self.node
-        let nestedNode = CodingPathNode(parent: node, step: .index(currentIndex))
+        let nestedNode = decoder.levels.push(.index(currentIndex), below: node)
         try decoder.checkContainerDepth(nestedNode)
         let nested = try next([Any].self) { decoder, value, node, step in try decoder.unboxArray(value, parent: node, step: step) }
         return UnkeyedContainer(decoder: decoder, array: nested, node: nestedNode)

@@ -67,7 +67,7 @@ public struct KeyValueEncoder: Sendable {
 
     /// Encodes `value` in `form`; `nil` when it encoded `nil`.
     func encode<T: Encodable>(_ value: T, form: any EncodingForm) throws -> Any? {
-        try EncoderImpl(options: self, form: form, parent: nil, step: nil).box(value, parent: nil, step: nil)
+        try EncoderImpl(options: self, form: form, levels: PathLevels(), parent: nil, step: nil).box(value, parent: nil, step: nil)
     }
 }
 
@@ -204,6 +204,8 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
     let usesKeysAsTheyAre: Bool
     /// Whether the key strategy changes keys (and so must leave `[String: V]` keys alone).
     let convertsKeys: Bool
+    /// The path, shared with the super encoders made for this encode.
+    let levels: PathLevels
 
     // The state below is written several times per value; it is only ever touched by
     // the thread running the encode, so runtime exclusivity checks are switched off.
@@ -222,9 +224,10 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
     @exclusivity(unchecked) private var keyedPool: [KeyedStorage] = []
     @exclusivity(unchecked) private var unkeyedPool: [UnkeyedStorage] = []
 
-    init(options: KeyValueEncoder, form: any EncodingForm, parent: CodingPathNode?, step: PathStep?) {
+    init(options: KeyValueEncoder, form: any EncodingForm, levels: PathLevels, parent: CodingPathNode?, step: PathStep?) {
         self.options = options
         self.form = form
+        self.levels = levels
         if case .useDefaultKeys = options.keyEncodingStrategy {
             usesKeysAsTheyAre = !form.checksKeys
             convertsKeys = false
@@ -237,12 +240,12 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
         self.step = step
     }
 
-    var codingPath: [any CodingKey] { CodingPathNode.codingPath(of: parent, then: step) }
+    var codingPath: [any CodingKey] { levels.codingPath(of: parent, then: step) }
 
     // MARK: Encoder
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        let node = CodingPathNode.appending(step, to: parent)
+        let node = levels.appending(step, to: parent)
         let storage: KeyedStorage
         switch slot {
         case .keyed(let existing):
@@ -264,7 +267,7 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
-        let node = CodingPathNode.appending(step, to: parent)
+        let node = levels.appending(step, to: parent)
         let storage: UnkeyedStorage
         switch slot {
         case .unkeyed(let existing):
@@ -369,7 +372,7 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
         if T.self == Data.self { return try boxData(sameType(value, as: Data.self), parent: parent, step: step()) }
         if T.self == Decimal.self {
             let step = step()
-            return try form.decimal(sameType(value, as: Decimal.self)) { CodingPathNode.codingPath(of: parent, then: step) }
+            return try form.decimal(sameType(value, as: Decimal.self)) { levels.codingPath(of: parent, then: step) }
         }
         if form.wrapsOptionals, let optional = value as? any WrappableOptional {
             return try optional.box(into: self, parent: parent, step: step())
@@ -383,17 +386,21 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
     /// A `[String: V]`, whose keys are data: the key strategy leaves them as they are,
     /// as in Foundation's coders.
     func boxDictionary<Value: Encodable>(_ dictionary: [String: Value], parent: CodingPathNode?, step: PathStep?) throws -> Any {
-        try nesting.enter { EncodingError.tooDeep(dictionary, $0, at: parent, step) }
-        defer { nesting.leave() }
-        let node = CodingPathNode.appending(step, to: parent)
+        try nesting.enter { EncodingError.tooDeep(dictionary, $0, in: levels, at: parent, step) }
+        let height = levels.height
+        defer {
+            levels.pop(to: height)
+            nesting.leave()
+        }
+        let node = levels.appending(step, to: parent)
         if !allowsContainer(at: node) {
-            throw EncodingError.invalid(dictionary, form.depthProblem, at: parent, step)
+            throw EncodingError.invalid(dictionary, form.depthProblem, in: levels, at: parent, step)
         }
         var result: [String: Any] = [:]
         result.reserveCapacity(dictionary.count)
         for (key, value) in dictionary {
             if let problem = form.problem(withKey: key) {
-                throw EncodingError.invalid(value, problem, at: node, .key(KeyValueCodingKey(stringValue: key)))
+                throw EncodingError.invalid(value, problem, in: levels, at: node, .key(KeyValueCodingKey(stringValue: key)))
             }
             if let boxed = try box(value, parent: node, step: .key(KeyValueCodingKey(stringValue: key))) {
                 result[key] = boxed
@@ -406,7 +413,9 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
 
     /// Runs `value.encode(to:)` with this encoder one level down, and flattens what it wrote.
     private func boxEncodable<T: Encodable>(_ value: T, parent: CodingPathNode?, step: consuming PathStep?) throws -> Any? {
-        try nesting.enter { EncodingError.tooDeep(value, $0, at: parent, step) }
+        try nesting.enter { EncodingError.tooDeep(value, $0, in: levels, at: parent, step) }
+        // The levels this value's containers push are dropped once it is flattened.
+        let height = levels.height
         // The state is swapped in and out, not copied: a step holds an existential
         // key, and each copy of one (and each test of its optional) is a call through
         // the key type's value witnesses. Each `other…` holds the state the encoder
@@ -424,6 +433,7 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
             swap(&self.step, &otherStep)
             swap(&self.slot, &otherSlot)
             swap(&self.misuse, &otherMisuse)
+            levels.pop(to: height)
             nesting.leave()
         }
         try value.encode(to: self)
@@ -483,7 +493,7 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
             let style = Date.ISO8601FormatStyle(includingFractionalSeconds: fractional)
             let text = date.formatted(style)
             guard let back = try? style.parse(text), Self.isSameDate(back, date, within: fractional ? 0.001 : 1) else {
-                throw EncodingError.unwritableDate(date, strategy: ".iso8601", text: text, at: parent, step)
+                throw EncodingError.unwritableDate(date, strategy: ".iso8601", text: text, in: levels, at: parent, step)
             }
             return form.string(text)
         case .formatted(let formatter):
@@ -492,7 +502,7 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
             // two-digit years, reads another date outside its range.
             let text = formatter.string(from: date)
             guard let back = formatter.date(from: text), Self.isSameDate(back, date, within: 366 * 86_400) else {
-                throw EncodingError.unwritableDate(date, strategy: ".formatted", text: text, at: parent, step)
+                throw EncodingError.unwritableDate(date, strategy: ".formatted", text: text, in: levels, at: parent, step)
             }
             return form.string(text)
         case .custom(let closure):
@@ -510,7 +520,7 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
     private func boxURL(_ url: URL, parent: CodingPathNode?, step: PathStep?) throws -> Any {
         switch options.urlEncodingStrategy {
         case .url:
-            return try form.url(url, depth: depth(parent, step)) { CodingPathNode.codingPath(of: parent, then: step) }
+            return try form.url(url, depth: depth(parent, step)) { levels.codingPath(of: parent, then: step) }
         case .absoluteString:
             return form.string(url.absoluteString)
         case .custom(let closure):
@@ -532,9 +542,9 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
     /// Runs a `.custom` strategy closure for `value`, and has the form check what it made.
     private func custom(_ value: Any, parent: CodingPathNode?, step: PathStep?, _ closure: () throws -> Any) throws -> Any {
         let output = try runCustomStrategy(closure) { error in
-            EncodingError.invalid(value, "Custom strategy failed", at: parent, step, underlyingError: error)
+            EncodingError.invalid(value, "Custom strategy failed", in: levels, at: parent, step, underlyingError: error)
         }
-        return try form.custom(output, depth: depth(parent, step)) { CodingPathNode.codingPath(of: parent, then: step) }
+        return try form.custom(output, depth: depth(parent, step)) { levels.codingPath(of: parent, then: step) }
     }
 
     /// How many containers the value `step` below the container at `node` sits in.
@@ -552,19 +562,19 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
         case .useDefaultKeys:
             name = key.stringValue
             if let problem = form.problem(withKey: name) {
-                return (name, .invalid(key.stringValue, problem, at: node, .key(key)))
+                return (name, .invalid(key.stringValue, problem, in: levels, at: node, .key(key)))
             }
             return (name, nil)
         case .convertToSnakeCase:
             name = convertToSnakeCase(key.stringValue)
         case .custom(let closure):
-            name = closure(CodingPathNode.codingPath(of: node, then: .key(key))).stringValue
+            name = closure(levels.codingPath(of: node, then: .key(key))).stringValue
         }
         if let previous = storage.sourceKeys.updateValue(key.stringValue, forKey: name), previous != key.stringValue {
-            return (name, .invalid(key.stringValue, "Keys \"\(previous)\" and \"\(key.stringValue)\" both become \"\(name)\"", at: node, .key(key)))
+            return (name, .invalid(key.stringValue, "Keys \"\(previous)\" and \"\(key.stringValue)\" both become \"\(name)\"", in: levels, at: node, .key(key)))
         }
         if let problem = form.problem(withKey: name) {
-            return (name, .invalid(key.stringValue, problem, at: node, .key(key)))
+            return (name, .invalid(key.stringValue, problem, in: levels, at: node, .key(key)))
         }
         return (name, nil)
     }
@@ -572,7 +582,7 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
     /// A super encoder for the value `step` below the container at `node`, starting from
     /// what is already there (`existing`), as Foundation's coders merge into it.
     fileprivate func makeSuperEncoder(at node: CodingPathNode?, step: PathStep, existing: Any?) -> EncoderImpl {
-        let encoder = EncoderImpl(options: options, form: form, parent: node, step: step)
+        let encoder = EncoderImpl(options: options, form: form, levels: levels, parent: node, step: step)
         encoder.nesting = nesting
         if let existing {
             if let dictionary = existing as? [String: Any] {
@@ -661,7 +671,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     /// The path of the value this container belongs to.
     let node: CodingPathNode?
 
-    var codingPath: [any CodingKey] { CodingPathNode.codingPath(of: node) }
+    var codingPath: [any CodingKey] { encoder.levels.codingPath(of: node) }
 
     /// The dictionary key for `key`, or the error that it cannot be written.
     @inline(__always)
@@ -750,7 +760,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     private func nestedStorage<Storage: NestedStorage>(_: Storage.Type, for key: Key) -> (Storage, CodingPathNode) {
         let kind = Storage.kind
         let name = nameRecordingProblem(key)
-        let nestedNode = CodingPathNode(parent: node, step: .key(key))
+        let nestedNode = encoder.levels.push(.key(key), below: node)
         let nested: Storage
         if let item = storage.pending[name] {
             if let found = Storage.existing(in: item) {
@@ -758,7 +768,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
             } else {
                 nested = Storage()
                 storage.record(
-                    .invalid(key.stringValue, CoderMisuse.nested(kind), at: nestedNode.codingPathArray))
+                    .invalid(key.stringValue, CoderMisuse.nested(kind), at: encoder.levels.codingPath(of: nestedNode)))
             }
         } else if let value = storage.dictionary[name] {
             if let merged = Storage.merging(value) {
@@ -768,14 +778,14 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
             } else {
                 nested = Storage()
                 storage.record(
-                    .invalid(key.stringValue, CoderMisuse.nested(kind), at: nestedNode.codingPathArray))
+                    .invalid(key.stringValue, CoderMisuse.nested(kind), at: encoder.levels.codingPath(of: nestedNode)))
             }
         } else {
             nested = Storage()
             storage.pending[name] = nested.asPending
         }
         if !encoder.allowsNesting(below: node) {
-            storage.record(.invalid(key.stringValue, encoder.form.depthProblem, at: nestedNode.codingPathArray))
+            storage.record(.invalid(key.stringValue, encoder.form.depthProblem, at: encoder.levels.codingPath(of: nestedNode)))
         }
         return (nested, nestedNode)
     }
@@ -795,7 +805,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
         let existing = storage.pending[name] == nil ? storage.dictionary[name] : nil
         if storage.pending[name] != nil {
             storage.record(
-                .invalid(key.stringValue, CoderMisuse.superEncoderForTakenKey, at: node, .key(key)))
+                .invalid(key.stringValue, CoderMisuse.superEncoderForTakenKey, in: encoder.levels, at: node, .key(key)))
         }
         let superEncoder = encoder.makeSuperEncoder(at: node, step: .key(key), existing: existing)
         storage.dictionary[name] = nil
@@ -810,7 +820,7 @@ private struct UnkeyedContainer: UnkeyedEncodingContainer {
     /// The path of the value this container belongs to.
     let node: CodingPathNode?
 
-    var codingPath: [any CodingKey] { CodingPathNode.codingPath(of: node) }
+    var codingPath: [any CodingKey] { encoder.levels.codingPath(of: node) }
     var count: Int { storage.count }
 
     @inline(__always) private func append(_ value: Any) {
@@ -858,20 +868,20 @@ private struct UnkeyedContainer: UnkeyedEncodingContainer {
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
-        let nestedNode = CodingPathNode(parent: node, step: .index(storage.count))
+        let nestedNode = encoder.levels.push(.index(storage.count), below: node)
         let nested = KeyedStorage()
         if !encoder.allowsNesting(below: node) {
-            storage.record(.invalid(storage.count, encoder.form.depthProblem, at: nestedNode.codingPathArray))
+            storage.record(.invalid(storage.count, encoder.form.depthProblem, at: encoder.levels.codingPath(of: nestedNode)))
         }
         appendPending(.keyed(nested))
         return KeyedEncodingContainer(KeyedContainer<NestedKey>(encoder: encoder, storage: nested, node: nestedNode))
     }
 
     mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
-        let nestedNode = CodingPathNode(parent: node, step: .index(storage.count))
+        let nestedNode = encoder.levels.push(.index(storage.count), below: node)
         let nested = UnkeyedStorage()
         if !encoder.allowsNesting(below: node) {
-            storage.record(.invalid(storage.count, encoder.form.depthProblem, at: nestedNode.codingPathArray))
+            storage.record(.invalid(storage.count, encoder.form.depthProblem, at: encoder.levels.codingPath(of: nestedNode)))
         }
         appendPending(.unkeyed(nested))
         return UnkeyedContainer(encoder: encoder, storage: nested, node: nestedNode)
