@@ -129,7 +129,8 @@ final class PathLevels {
 
     /// Drops the levels above `height`; a height above today's does nothing.
     func pop(to height: Int) {
-        if height < levels.count { levels.removeLast(levels.count - height) }
+        // One at a time: `removeLast(_:)` goes through the generic `replaceSubrange`.
+        while levels.count > height { levels.removeLast() }
     }
 
     /// Whether `node`'s level is still on the stack.
