@@ -19,8 +19,8 @@ count() {
     SWIFT_DETERMINISTIC_HASHING=1 valgrind --tool=callgrind --callgrind-out-file=/dev/null "$binary" "$1" "$2" 2>&1 \
         | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
 }
-all="users-encode users-encode-hand users-encode-bare users-decode users-decode-hand users-decode-bare
-settings-encode settings-encode-hand settings-encode-bare settings-decode settings-decode-hand settings-decode-bare wide-encode wide-encode-hand wide-decode wide-decode-any wide-decode-any-hand
+all="users-encode users-encode-hand users-encode-floor users-decode users-decode-hand users-decode-floor
+settings-encode settings-encode-hand settings-encode-floor settings-decode settings-decode-hand settings-decode-floor wide-encode wide-encode-hand wide-decode wide-decode-any wide-decode-any-hand
 deep-encode deep-decode
 defaults-write defaults-set-tree defaults-blob-write defaults-read defaults-blob-read defaults-subscript-read
 defaults-tree-decode defaults-object defaults-write-typed defaults-write-observed"
@@ -40,10 +40,10 @@ ratio "Users encode ÷ hand-written" users-encode users-encode-hand "≤ 2.0"
 ratio "Users decode ÷ hand-written" users-decode users-decode-hand "≤ 2.5"
 ratio "Settings encode ÷ hand-written" settings-encode settings-encode-hand "≤ 2.5"
 ratio "Settings decode ÷ hand-written" settings-decode settings-decode-hand "≤ 2.5"
-ratio "Users encode, bare Codable ÷ hand-written" users-encode-bare users-encode-hand ""
-ratio "Users decode, bare Codable ÷ hand-written" users-decode-bare users-decode-hand ""
-ratio "Settings encode, bare Codable ÷ hand-written" settings-encode-bare settings-encode-hand ""
-ratio "Settings decode, bare Codable ÷ hand-written" settings-decode-bare settings-decode-hand ""
+ratio "Users encode, floor Codable ÷ hand-written" users-encode-floor users-encode-hand ""
+ratio "Users decode, floor Codable ÷ hand-written" users-decode-floor users-decode-hand ""
+ratio "Settings encode, floor Codable ÷ hand-written" settings-encode-floor settings-encode-hand ""
+ratio "Settings decode, floor Codable ÷ hand-written" settings-decode-floor settings-decode-hand ""
 ratio "[String: Double] encode ÷ hand-written" wide-encode wide-encode-hand "≤ 3.0"
 ratio "[String: Double] decode of a [String: Any] ÷ hand-written" wide-decode-any wide-decode-any-hand "≤ 2.0"
 ratio "encode(_:forKey:) ÷ Foundation set(tree) + synchronize" defaults-write defaults-set-tree "≤ 1.1"

@@ -23,8 +23,14 @@ let settingsTree = try encoder.encode(settings)!
 // Each competitor decodes the tree its own encoder made, as in the benchmarks.
 let handUsersTree = HandWritten.encode(users)
 let handSettingsTree = HandWritten.encode(settings)
-let bareUsersTree = try BareEncoder.encode(users)!
-let bareSettingsTree = try BareEncoder.encode(settings)!
+let floorUsersTree = try FloorEncoder.encode(users)!
+let floorSettingsTree = try FloorEncoder.encode(settings)!
+// The floor makes trees this package reads, and reads this package's trees: a fair floor.
+precondition(PropertyListValue(floorUsersTree) == PropertyListValue(usersTree), "floor Users tree")
+let floorUsers = try FloorDecoder.decode([User].self, from: usersTree)
+let floorSettings = try FloorDecoder.decode(Settings.self, from: settingsTree)
+let settingsFromFloor = try decoder.decode(Settings.self, from: floorSettingsTree)
+precondition(floorUsers == users && floorSettings == settings && settingsFromFloor == settings, "floor round trips")
 let wideTree = try encoder.encode(wideDoubles)!
 // The same values as a `[String: Any]`, as Foundation and hand-written code hand them over.
 let anyWideTree = HandWritten.encode(wideDoubles)
@@ -63,12 +69,12 @@ for _ in 0..<rounds {
         for _ in 0..<20 { sink &+= (try encoder.encode(deep64) as? [String: Any])?.count ?? 0 }
     case "deep-decode":
         for _ in 0..<20 { if case .node = try decoder.decode(Nested.self, from: deepTree) { sink &+= 1 } }
-    case "users-encode-bare": sink &+= keep(try BareEncoder.encode(opaque(users)))
-    case "users-decode-bare": sink &+= keep(try BareDecoder.decode([User].self, from: opaque(bareUsersTree)))
-    case "settings-encode-bare":
-        for _ in 0..<50 { sink &+= keep(try BareEncoder.encode(opaque(settings))) }
-    case "settings-decode-bare":
-        for _ in 0..<50 { sink &+= keep(try BareDecoder.decode(Settings.self, from: opaque(bareSettingsTree))) }
+    case "users-encode-floor": sink &+= keep(try FloorEncoder.encode(opaque(users)))
+    case "users-decode-floor": sink &+= keep(try FloorDecoder.decode([User].self, from: opaque(floorUsersTree)))
+    case "settings-encode-floor":
+        for _ in 0..<50 { sink &+= keep(try FloorEncoder.encode(opaque(settings))) }
+    case "settings-decode-floor":
+        for _ in 0..<50 { sink &+= keep(try FloorDecoder.decode(Settings.self, from: opaque(floorSettingsTree))) }
     case "users-encode-hand": sink &+= HandWritten.encode(opaque(users)).count
     case "users-decode-hand": sink &+= keep(try HandWritten.decodeUsers(opaque(handUsersTree)))
     case "settings-encode-hand":

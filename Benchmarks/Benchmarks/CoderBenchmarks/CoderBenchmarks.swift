@@ -137,26 +137,26 @@ let benchmarks: @Sendable () -> Void = {
         "Settings ratio decode: KeyValueCoder ÷ HandWritten", { blackHole(try KeyValueDecoder().decode(Settings.self, from: settingsTree.value)) },
         { blackHole(try HandWritten.decodeSettings(handSettingsTree.value)) })
 
-    // The floor of Codable itself: a bare coder (BareCoders.swift) against the
-    // hand-written code, and this package against the bare coder.
-    let bareUsersTree = Tree(value: try! BareEncoder.encode(users)!)
-    let bareSettingsTree = Tree(value: try! BareEncoder.encode(settings)!)
-    ratio("Users ratio encode: Bare Codable ÷ HandWritten", { blackHole(try BareEncoder.encode(users)) }, { blackHole(HandWritten.encode(users)) })
-    ratio("Users ratio encode: KeyValueCoder ÷ Bare Codable", { blackHole(try KeyValueEncoder().encode(users)) }, { blackHole(try BareEncoder.encode(users)) })
+    // The floor of Codable itself: a minimal coder of the same trees (FloorCoders.swift)
+    // against the hand-written code, and this package against that floor.
+    let floorUsersTree = Tree(value: try! FloorEncoder.encode(users)!)
+    let floorSettingsTree = Tree(value: try! FloorEncoder.encode(settings)!)
+    ratio("Users ratio encode: Floor Codable ÷ HandWritten", { blackHole(try FloorEncoder.encode(users)) }, { blackHole(HandWritten.encode(users)) })
+    ratio("Users ratio encode: KeyValueCoder ÷ Floor Codable", { blackHole(try KeyValueEncoder().encode(users)) }, { blackHole(try FloorEncoder.encode(users)) })
     ratio(
-        "Users ratio decode: Bare Codable ÷ HandWritten", { blackHole(try BareDecoder.decode([User].self, from: bareUsersTree.value)) },
+        "Users ratio decode: Floor Codable ÷ HandWritten", { blackHole(try FloorDecoder.decode([User].self, from: floorUsersTree.value)) },
         { blackHole(try HandWritten.decodeUsers(handUsersTree.value)) })
     ratio(
-        "Users ratio decode: KeyValueCoder ÷ Bare Codable", { blackHole(try KeyValueDecoder().decode([User].self, from: usersTree.value)) },
-        { blackHole(try BareDecoder.decode([User].self, from: bareUsersTree.value)) })
-    ratio("Settings ratio encode: Bare Codable ÷ HandWritten", { blackHole(try BareEncoder.encode(settings)) }, { blackHole(HandWritten.encode(settings)) })
-    ratio("Settings ratio encode: KeyValueCoder ÷ Bare Codable", { blackHole(try KeyValueEncoder().encode(settings)) }, { blackHole(try BareEncoder.encode(settings)) })
+        "Users ratio decode: KeyValueCoder ÷ Floor Codable", { blackHole(try KeyValueDecoder().decode([User].self, from: usersTree.value)) },
+        { blackHole(try FloorDecoder.decode([User].self, from: floorUsersTree.value)) })
+    ratio("Settings ratio encode: Floor Codable ÷ HandWritten", { blackHole(try FloorEncoder.encode(settings)) }, { blackHole(HandWritten.encode(settings)) })
+    ratio("Settings ratio encode: KeyValueCoder ÷ Floor Codable", { blackHole(try KeyValueEncoder().encode(settings)) }, { blackHole(try FloorEncoder.encode(settings)) })
     ratio(
-        "Settings ratio decode: Bare Codable ÷ HandWritten", { blackHole(try BareDecoder.decode(Settings.self, from: bareSettingsTree.value)) },
+        "Settings ratio decode: Floor Codable ÷ HandWritten", { blackHole(try FloorDecoder.decode(Settings.self, from: floorSettingsTree.value)) },
         { blackHole(try HandWritten.decodeSettings(handSettingsTree.value)) })
     ratio(
-        "Settings ratio decode: KeyValueCoder ÷ Bare Codable", { blackHole(try KeyValueDecoder().decode(Settings.self, from: settingsTree.value)) },
-        { blackHole(try BareDecoder.decode(Settings.self, from: bareSettingsTree.value)) })
+        "Settings ratio decode: KeyValueCoder ÷ Floor Codable", { blackHole(try KeyValueDecoder().decode(Settings.self, from: settingsTree.value)) },
+        { blackHole(try FloorDecoder.decode(Settings.self, from: floorSettingsTree.value)) })
 
     // The UserDefaults path: the package against the Data-blob habit.
     let configuration = Benchmark.Configuration(metrics: standard, maxDuration: .seconds(2), maxIterations: 2_000)

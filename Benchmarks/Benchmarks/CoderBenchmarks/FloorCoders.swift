@@ -1,0 +1,268 @@
+//
+//  FloorCoders.swift
+//  The floor of a Codable coder between models and `[String: Any]` trees: as fast as a
+//  coder can be while staying safe Swift and producing this package's trees for the
+//  benchmark models. Not a product — no coding path, no strategies, no checks beyond the
+//  casts, errors without context, and containers that must not outlive their value — so
+//  that what `Codable` itself costs is told apart from what this package's features cost.
+//
+//  What it does that a naive coder does not: one coder object for a whole tree; keyed
+//  containers that hold only the coder and an index into its stack of dictionaries (one
+//  allocation per container: the box `KeyedEncodingContainer` must be); typed overloads
+//  for every primitive; leaves found by metatype; no runtime exclusivity checks on its
+//  state (as in this package); one look-up per `decodeIfPresent`;
+//  dictionaries made with the size last seen at their depth. What it does not do:
+//  anything that relies on the standard library's private layout, or `unowned(unsafe)`.
+//
+
+import Foundation
+
+struct FloorError: Error {}
+
+/// A value of exactly type `T`, or `nil`: opens the existential and compares metatypes.
+@inline(__always)
+func floorCast<T>(_ value: Any, to _: T.Type) -> T? {
+    func open<V>(_ opened: V) -> T? { V.self == T.self ? unsafeBitCast(opened, to: T.self) : nil }
+    return _openExistential(value, do: open)
+}
+
+// MARK: - Encoder
+
+final class FloorEncoder: Encoder, SingleValueEncodingContainer {
+    var codingPath: [any CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    /// What the value being encoded wrote.
+    private enum Written {
+        case nothing
+        case value(Any)
+        case keyed(Int)
+        case unkeyed(Int)
+    }
+
+    @exclusivity(unchecked) private var written = Written.nothing
+    /// The dictionaries and arrays being filled, one per open container.
+    @exclusivity(unchecked) fileprivate var dictionaries: [[String: Any]] = []
+    @exclusivity(unchecked) fileprivate var arrays: [[Any]] = []
+    /// How deep the value being encoded is, and the size of the last dictionary at each depth.
+    @exclusivity(unchecked) private var depth = 0
+    @exclusivity(unchecked) private var sizes: [Int] = []
+
+    static func encode<T: Encodable>(_ value: T) throws -> Any? { try FloorEncoder().box(value) }
+
+    fileprivate func box<T: Encodable>(_ value: T) throws -> Any {
+        if T.self == String.self || T.self == Int.self || T.self == Double.self || T.self == Bool.self || T.self == Date.self
+            || T.self == [String].self || T.self == Float.self || T.self == URL.self
+        {
+            return value
+        }
+        var outer = Written.nothing
+        swap(&written, &outer)
+        depth += 1
+        defer {
+            swap(&written, &outer)
+            depth -= 1
+        }
+        try value.encode(to: self)
+        switch written {
+        case .nothing: return [String: Any]()
+        case .value(let single): return single
+        case .keyed:
+            let dictionary = dictionaries.removeLast()
+            sizes[depth - 1] = dictionary.count
+            return dictionary
+        case .unkeyed: return arrays.removeLast()
+        }
+    }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        if case .keyed(let index) = written { return KeyedEncodingContainer(FloorKeyedEncoding<Key>(encoder: self, index: index)) }
+        while sizes.count < depth { sizes.append(0) }
+        dictionaries.append(Dictionary(minimumCapacity: depth > 0 ? sizes[depth - 1] : 0))
+        written = .keyed(dictionaries.count - 1)
+        return KeyedEncodingContainer(FloorKeyedEncoding<Key>(encoder: self, index: dictionaries.count - 1))
+    }
+
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        if case .unkeyed(let index) = written { return FloorUnkeyedEncoding(encoder: self, index: index) }
+        arrays.append([])
+        written = .unkeyed(arrays.count - 1)
+        return FloorUnkeyedEncoding(encoder: self, index: arrays.count - 1)
+    }
+
+    func singleValueContainer() -> any SingleValueEncodingContainer { self }
+
+    func encodeNil() throws { written = .value(Optional<Any>.none as Any) }
+    func encode(_ value: String) throws { written = .value(value) }
+    func encode(_ value: Int) throws { written = .value(value) }
+    func encode(_ value: Double) throws { written = .value(value) }
+    func encode(_ value: Bool) throws { written = .value(value) }
+    func encode<T: Encodable>(_ value: T) throws { written = .value(try box(value)) }
+}
+
+struct FloorKeyedEncoding<Key: CodingKey>: KeyedEncodingContainerProtocol {
+    let encoder: FloorEncoder
+    let index: Int
+    var codingPath: [any CodingKey] { [] }
+
+    mutating func encodeNil(forKey key: Key) throws {}
+    mutating func encode(_ value: String, forKey key: Key) throws { encoder.dictionaries[index][key.stringValue] = value }
+    mutating func encode(_ value: Int, forKey key: Key) throws { encoder.dictionaries[index][key.stringValue] = value }
+    mutating func encode(_ value: Double, forKey key: Key) throws { encoder.dictionaries[index][key.stringValue] = value }
+    mutating func encode(_ value: Float, forKey key: Key) throws { encoder.dictionaries[index][key.stringValue] = value }
+    mutating func encode(_ value: Bool, forKey key: Key) throws { encoder.dictionaries[index][key.stringValue] = value }
+    mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+        let boxed = try encoder.box(value)
+        encoder.dictionaries[index][key.stringValue] = boxed
+    }
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
+        fatalError("not used by the benchmark models")
+    }
+    mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer { fatalError("not used by the benchmark models") }
+    mutating func superEncoder() -> any Encoder { fatalError("not used by the benchmark models") }
+    mutating func superEncoder(forKey key: Key) -> any Encoder { fatalError("not used by the benchmark models") }
+}
+
+struct FloorUnkeyedEncoding: UnkeyedEncodingContainer {
+    let encoder: FloorEncoder
+    let index: Int
+    var codingPath: [any CodingKey] { [] }
+    var count: Int { encoder.arrays[index].count }
+
+    mutating func encodeNil() throws {}
+    mutating func encode(_ value: String) throws { encoder.arrays[index].append(value) }
+    mutating func encode(_ value: Int) throws { encoder.arrays[index].append(value) }
+    mutating func encode<T: Encodable>(_ value: T) throws {
+        let boxed = try encoder.box(value)
+        encoder.arrays[index].append(boxed)
+    }
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+        fatalError("not used by the benchmark models")
+    }
+    mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer { fatalError("not used by the benchmark models") }
+    mutating func superEncoder() -> any Encoder { fatalError("not used by the benchmark models") }
+}
+
+// MARK: - Decoder
+
+final class FloorDecoder: Decoder, SingleValueDecodingContainer {
+    var codingPath: [any CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+    @exclusivity(unchecked) private var value: Any
+
+    private init(value: Any) { self.value = value }
+
+    static func decode<T: Decodable>(_ type: T.Type, from value: Any) throws -> T { try FloorDecoder(value: value).unbox(value, as: type) }
+
+    fileprivate func unbox<T: Decodable>(_ value: Any, as type: T.Type) throws -> T {
+        if T.self == String.self || T.self == Int.self || T.self == Double.self || T.self == Bool.self || T.self == Date.self
+            || T.self == [String].self || T.self == Float.self || T.self == URL.self
+        {
+            // `as!` once the type is known to match: a `T?` in this unspecialized
+            // function would look up `Optional<T>`'s metadata at every call.
+            guard Swift.type(of: value) == T.self else { throw FloorError() }
+            return value as! T
+        }
+        var outer = value
+        swap(&self.value, &outer)
+        defer { swap(&self.value, &outer) }
+        return try T(from: self)
+    }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        guard let dictionary = floorCast(value, to: [String: Any].self) else { throw FloorError() }
+        return KeyedDecodingContainer(FloorKeyedDecoding<Key>(decoder: self, dictionary: dictionary))
+    }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        guard let array = floorCast(value, to: [Any].self) else { throw FloorError() }
+        return FloorUnkeyedDecoding(decoder: self, array: array)
+    }
+
+    func singleValueContainer() throws -> any SingleValueDecodingContainer { self }
+
+    func decodeNil() -> Bool { floorCast(value, to: Optional<Any>.self).map { $0 == nil } ?? false }
+    func decode(_ type: String.Type) throws -> String { try unbox(value, as: type) }
+    func decode(_ type: Int.Type) throws -> Int { try unbox(value, as: type) }
+    func decode(_ type: Double.Type) throws -> Double { try unbox(value, as: type) }
+    func decode(_ type: Bool.Type) throws -> Bool { try unbox(value, as: type) }
+    func decode<T: Decodable>(_ type: T.Type) throws -> T { try unbox(value, as: type) }
+}
+
+struct FloorKeyedDecoding<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    let decoder: FloorDecoder
+    let dictionary: [String: Any]
+    var codingPath: [any CodingKey] { [] }
+    var allKeys: [Key] { dictionary.keys.compactMap { Key(stringValue: $0) } }
+
+    @inline(__always)
+    private func value(_ key: Key) throws -> Any {
+        guard let value = dictionary[key.stringValue] else { throw FloorError() }
+        return value
+    }
+
+    func contains(_ key: Key) -> Bool { dictionary[key.stringValue] != nil }
+    func decodeNil(forKey key: Key) throws -> Bool { false }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String {
+        guard let string = floorCast(try value(key), to: String.self) else { throw FloorError() }
+        return string
+    }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int {
+        guard let int = floorCast(try value(key), to: Int.self) else { throw FloorError() }
+        return int
+    }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
+        guard let double = floorCast(try value(key), to: Double.self) else { throw FloorError() }
+        return double
+    }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
+        guard let float = floorCast(try value(key), to: Float.self) else { throw FloorError() }
+        return float
+    }
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
+        guard let bool = floorCast(try value(key), to: Bool.self) else { throw FloorError() }
+        return bool
+    }
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try decoder.unbox(value(key), as: type) }
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
+        guard let value = dictionary[key.stringValue] else { return nil }
+        guard let string = floorCast(value, to: String.self) else { throw FloorError() }
+        return string
+    }
+    func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+        guard let value = dictionary[key.stringValue] else { return nil }
+        return try decoder.unbox(value, as: type)
+    }
+    func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
+        throw FloorError()
+    }
+    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer { throw FloorError() }
+    func superDecoder() throws -> any Decoder { throw FloorError() }
+    func superDecoder(forKey key: Key) throws -> any Decoder { throw FloorError() }
+}
+
+struct FloorUnkeyedDecoding: UnkeyedDecodingContainer {
+    let decoder: FloorDecoder
+    let array: [Any]
+    var codingPath: [any CodingKey] { [] }
+    var count: Int? { array.count }
+    var isAtEnd: Bool { currentIndex == array.count }
+    var currentIndex = 0
+
+    init(decoder: FloorDecoder, array: [Any]) {
+        self.decoder = decoder
+        self.array = array
+    }
+
+    mutating func decodeNil() throws -> Bool { false }
+    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        guard !isAtEnd else { throw FloorError() }
+        defer { currentIndex += 1 }
+        return try decoder.unbox(array[currentIndex], as: type)
+    }
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
+        throw FloorError()
+    }
+    mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer { throw FloorError() }
+    mutating func superDecoder() throws -> any Decoder { throw FloorError() }
+}

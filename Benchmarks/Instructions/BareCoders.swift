@@ -1,1 +1,0 @@
-../Benchmarks/CoderBenchmarks/BareCoders.swift

@@ -1,0 +1,1 @@
+../Benchmarks/CoderBenchmarks/FloorCoders.swift
