@@ -56,6 +56,84 @@ struct CodingPathTests {
         #expect(levels.height == 1)
     }
 
+    // MARK: The coders' paths, kept as levels
+
+    /// A value with a keyed container of two levels, to encode and decode beside others.
+    struct Sibling: Codable, Equatable {
+        struct Inner: Codable, Equatable { var deep: [Int] }
+        var inner: Inner
+    }
+
+    @Test("a nested container made before a sibling value is encoded keeps its own path")
+    func encoderNestedAfterSibling() throws {
+        var encoder = KeyValueEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        let error = caught(EncodingError.self) {
+            try encodeKeyed(with: encoder) { container, _ in
+                var outer = container.nestedContainer(keyedBy: AnyKey.self, forKey: "outer")
+                try container.encode(Sibling(inner: .init(deep: [1, 2])), forKey: "sibling")
+                try container.encode([Sibling(inner: .init(deep: [3]))], forKey: "siblings")
+                try outer.encode(Date(timeIntervalSinceReferenceDate: .infinity), forKey: "when")
+            }
+        }
+        #expect(readablePath(of: error) == "SELF.outer.when")
+        let tree = try encodeKeyed { container, _ in
+            var outer = container.nestedContainer(keyedBy: AnyKey.self, forKey: "outer")
+            try container.encode(Sibling(inner: .init(deep: [1])), forKey: "sibling")
+            try outer.encode(5, forKey: "five")
+            #expect(readablePath(outer.codingPath) == "SELF.outer")
+        }
+        #expect(Tree(tree) == Tree(["outer": ["five": 5], "sibling": ["inner": ["deep": [1]]]]))
+    }
+
+    @Test("a nested container made before a sibling value is decoded reads its own values, and names its own path")
+    func decoderNestedAfterSibling() throws {
+        let tree: [String: Any] = ["outer": ["x": "not a number", "y": 7], "sibling": ["inner": ["deep": [1, 2]]]]
+        let read = try decodeWith(tree) { decoder -> [Any] in
+            let container = try decoder.container(keyedBy: AnyKey.self)
+            let outer = try container.nestedContainer(keyedBy: AnyKey.self, forKey: "outer")
+            let sibling = try container.decode(Sibling.self, forKey: "sibling")
+            let error = caught(DecodingError.self) { _ = try outer.decode(Int.self, forKey: "x") }
+            return [sibling, try outer.decode(Int.self, forKey: "y"), readablePath(of: error) ?? "no error", readablePath(outer.codingPath)]
+        }
+        #expect(read[0] as? Sibling == Sibling(inner: .init(deep: [1, 2])))
+        #expect(read[1] as? Int == 7)
+        #expect(read[2] as? String == "SELF.outer.x")
+        #expect(read[3] as? String == "SELF.outer")
+    }
+
+    /// Keeps the keyed container its `init(from:)` or `encode(to:)` was given.
+    final class Kept: @unchecked Sendable {
+        var decoding: KeyedDecodingContainer<AnyKey>?
+        var encoding: KeyedEncodingContainer<AnyKey>?
+    }
+
+    @Test("a container used after its value is complete does not crash: a decoding one reads its values, and names only the key")
+    func containerKeptPastItsValue() throws {
+        let kept = Kept()
+        let tree: [String: Any] = ["first": ["a": 1, "b": "two"], "second": ["c": [3]]]
+        _ = try decodeWith(tree) { decoder -> Int in
+            let container = try decoder.container(keyedBy: AnyKey.self)
+            kept.decoding = try container.nestedContainer(keyedBy: AnyKey.self, forKey: "first")
+            return try decodeWith(tree["second"]!) { inner in
+                try inner.container(keyedBy: AnyKey.self).decode([Int].self, forKey: "c").count
+            }
+        }
+        _ = try KeyValueDecoder().decode([Sibling].self, from: [["inner": ["deep": [1]]], ["inner": ["deep": [2]]]])
+        let container = try #require(kept.decoding)
+        #expect(try container.decode(Int.self, forKey: "a") == 1)
+        let error = caught(DecodingError.self) { _ = try container.decode(Int.self, forKey: "b") }
+        #expect(readablePath(of: error) == "SELF.b")
+
+        _ = try encodeKeyed { container, _ in
+            kept.encoding = container.nestedContainer(keyedBy: AnyKey.self, forKey: "later")
+        }
+        _ = try KeyValueEncoder().encode([Sibling(inner: .init(deep: [1]))])
+        var encoding = try #require(kept.encoding)
+        try encoding.encode(1, forKey: "late")
+        #expect(readablePath(encoding.codingPath) == "SELF")
+    }
+
     @Test("index keys print as subscripts, integer dictionary keys as members")
     func indexKeys() {
         #expect(IndexCodingKey(3).intValue == 3)
