@@ -206,6 +206,12 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
     let convertsKeys: Bool
     /// The path, shared with the super encoders made for this encode.
     let levels: PathLevels
+    // The form's constant answers, kept here: asking the form is a call through its
+    // protocol, with a retain and a release of it, for every field.
+    /// Whether strings are written as they are (the plain tree).
+    let writesStringsAsTheyAre: Bool
+    let wrapsOptionals: Bool
+    let containerDepthLimit: Int
 
     // The state below is written several times per value; it is only ever touched by
     // the thread running the encode, so runtime exclusivity checks are switched off.
@@ -228,6 +234,9 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
         self.options = options
         self.form = form
         self.levels = levels
+        writesStringsAsTheyAre = form is PlainEncodingForm
+        wrapsOptionals = form.wrapsOptionals
+        containerDepthLimit = form.containerDepthLimit
         if case .useDefaultKeys = options.keyEncodingStrategy {
             usesKeysAsTheyAre = !form.checksKeys
             convertsKeys = false
@@ -298,13 +307,19 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
     /// within the form's depth.
     @inline(__always)
     func allowsContainer(at node: CodingPathNode?) -> Bool {
-        (node?.depth ?? 0) < form.containerDepthLimit
+        (node?.depth ?? 0) < containerDepthLimit
     }
 
     /// Whether a container nested in the container at `node` stays within the form's depth.
     @inline(__always)
     func allowsNesting(below node: CodingPathNode?) -> Bool {
-        (node?.depth ?? 0) + 1 < form.containerDepthLimit
+        (node?.depth ?? 0) + 1 < containerDepthLimit
+    }
+
+    /// `value` as the form writes a string.
+    @inline(__always)
+    func string(_ value: String) -> Any {
+        writesStringsAsTheyAre ? value : form.string(value)
     }
 
     // MARK: SingleValueEncodingContainer
@@ -319,7 +334,7 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
 
     func encodeNil() throws { setSingle(nil) }
     func encode(_ value: Bool) throws { setSingle(value) }
-    func encode(_ value: String) throws { setSingle(form.string(value)) }
+    func encode(_ value: String) throws { setSingle(string(value)) }
     func encode(_ value: Double) throws { setSingle(value) }
     func encode(_ value: Float) throws { setSingle(form.float(value)) }
     func encode(_ value: Int) throws { setSingle(value) }
@@ -344,7 +359,7 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
     /// its tree, or `nil` for an encoded `nil`.
     func box<T: Encodable>(_ value: T, parent: CodingPathNode?, step: @autoclosure () -> PathStep?) throws -> Any? {
         // Metatype checks first: they cost a pointer compare and skip `encode(to:)`.
-        if T.self == String.self { return form.string(sameType(value, as: String.self)) }
+        if T.self == String.self { return string(sameType(value, as: String.self)) }
         if T.self == Int.self { return sameType(value, as: Int.self) }
         if T.self == Double.self { return sameType(value, as: Double.self) }
         if T.self == Bool.self { return sameType(value, as: Bool.self) }
@@ -352,7 +367,10 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
         // already a valid tree, unless they would sit deeper than the form allows (the
         // long way then throws with the path).
         if allowsNesting(below: parent) {
-            if T.self == PrimitiveArrays.strings { return form.strings(sameType(value, as: [String].self)) }
+            if T.self == PrimitiveArrays.strings {
+                let strings = sameType(value, as: [String].self)
+                return writesStringsAsTheyAre ? strings : form.strings(strings)
+            }
             if T.self == PrimitiveArrays.ints || T.self == PrimitiveArrays.doubles || T.self == PrimitiveArrays.bools {
                 return value
             }
@@ -374,7 +392,7 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
             let step = step()
             return try form.decimal(sameType(value, as: Decimal.self)) { levels.codingPath(of: parent, then: step) }
         }
-        if form.wrapsOptionals, let optional = value as? any WrappableOptional {
+        if wrapsOptionals, let optional = value as? any WrappableOptional {
             return try optional.box(into: self, parent: parent, step: step())
         }
         if convertsKeys, let dictionary = value as? any StringKeyedDictionary {
@@ -704,7 +722,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     }
 
     mutating func encode(_ value: Bool, forKey key: Key) throws { set(value, at: try name(key)) }
-    mutating func encode(_ value: String, forKey key: Key) throws { set(encoder.form.string(value), at: try name(key)) }
+    mutating func encode(_ value: String, forKey key: Key) throws { set(encoder.string(value), at: try name(key)) }
     mutating func encode(_ value: Double, forKey key: Key) throws { set(value, at: try name(key)) }
     mutating func encode(_ value: Float, forKey key: Key) throws { set(encoder.form.float(value), at: try name(key)) }
     mutating func encode(_ value: Int, forKey key: Key) throws { set(value, at: try name(key)) }
@@ -736,7 +754,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     // `nil` (a JSON-like `.null`) is told apart from an absent one.
     mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws {
         guard let value else { return }
-        if encoder.form.wrapsOptionals {
+        if encoder.wrapsOptionals {
             try encode(Optional(value), forKey: key)
         } else {
             try encode(value, forKey: key)
@@ -834,7 +852,7 @@ private struct UnkeyedContainer: UnkeyedEncodingContainer {
     }
 
     mutating func encode(_ value: Bool) throws { append(value) }
-    mutating func encode(_ value: String) throws { append(encoder.form.string(value)) }
+    mutating func encode(_ value: String) throws { append(encoder.string(value)) }
     mutating func encode(_ value: Double) throws { append(value) }
     mutating func encode(_ value: Float) throws { append(encoder.form.float(value)) }
     mutating func encode(_ value: Int) throws { append(value) }
