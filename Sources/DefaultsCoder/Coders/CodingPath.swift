@@ -94,31 +94,35 @@ struct CodingPathNode {
 /// `CodingPathNode`, so that making a container allocates nothing for its path; the
 /// `[any CodingKey]` array is built only when an error is thrown or `codingPath` is read.
 ///
+/// A value: each coder holds its own, and a super encoder or decoder starts from a copy
+/// of its parent's (the array is shared until one of them pushes), so that a coder
+/// whose containers push nothing (a value at the top) allocates nothing for its path.
+///
 /// Levels are pushed by containers and popped when the value they belong to is complete
 /// (`pop(to:)`, around each nested value). A container used after that — one kept
 /// past its value's `encode(to:)` or `init(from:)` — finds its level gone and names only
 /// the steps below it: its path, not its values, is what it loses.
-final class PathLevels {
+struct PathLevels {
     private struct Level {
         let parent: Int32
         let step: PathStep
         let generation: UInt32
     }
 
-    @exclusivity(unchecked) private var levels: [Level] = []
-    @exclusivity(unchecked) private var generations: UInt32 = 0
+    private var levels: [Level] = []
+    private var generations: UInt32 = 0
 
     /// How many levels there are; pass it to `pop(to:)` to drop the ones pushed since.
     var height: Int { levels.count }
 
     /// A level for `node` followed by `step`, or `node` itself when there is no step.
-    func appending(_ step: PathStep?, to node: CodingPathNode?) -> CodingPathNode? {
+    mutating func appending(_ step: PathStep?, to node: CodingPathNode?) -> CodingPathNode? {
         guard let step else { return node }
         return push(step, below: node)
     }
 
     /// A new level for `step` below `node`.
-    func push(_ step: PathStep, below node: CodingPathNode?) -> CodingPathNode {
+    mutating func push(_ step: PathStep, below node: CodingPathNode?) -> CodingPathNode {
         generations &+= 1
         // A parent whose level is gone is left out, so that every level's parent sits
         // below it: the walk up a path always ends, inside the stack.
@@ -128,7 +132,7 @@ final class PathLevels {
     }
 
     /// Drops the levels above `height`; a height above today's does nothing.
-    func pop(to height: Int) {
+    mutating func pop(to height: Int) {
         // One at a time: `removeLast(_:)` goes through the generic `replaceSubrange`.
         while levels.count > height { levels.removeLast() }
     }

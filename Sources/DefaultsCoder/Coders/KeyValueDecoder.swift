@@ -108,8 +108,8 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
     @exclusivity(unchecked) private var step: PathStep?
     @exclusivity(unchecked) private var value: Any
     @exclusivity(unchecked) private var nesting = NestingGuard()
-    /// The path, shared with the super decoders made for this decode.
-    let levels: PathLevels
+    /// The path of the value being decoded; a super decoder starts from a copy.
+    @exclusivity(unchecked) var levels: PathLevels
 
     init(options: KeyValueDecoder, form: any DecodingForm, levels: PathLevels, value: Any, parent: CodingPathNode?, step: PathStep?) {
         self.options = options

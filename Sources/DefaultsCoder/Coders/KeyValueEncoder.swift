@@ -204,8 +204,8 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
     let usesKeysAsTheyAre: Bool
     /// Whether the key strategy changes keys (and so must leave `[String: V]` keys alone).
     let convertsKeys: Bool
-    /// The path, shared with the super encoders made for this encode.
-    let levels: PathLevels
+    /// The path of the value being encoded; a super encoder starts from a copy.
+    @exclusivity(unchecked) var levels: PathLevels
     // The form's constant answers, kept here: asking the form is a call through its
     // protocol, with a retain and a release of it, for every field.
     /// Whether strings are written as they are (the plain tree).

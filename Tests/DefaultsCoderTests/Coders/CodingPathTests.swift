@@ -25,7 +25,7 @@ struct CodingPathTests {
 
     @Test("a node's path is built only when asked for, from the root down")
     func nodes() {
-        let levels = PathLevels()
+        var levels = PathLevels()
         let users = levels.push(.key(KeyValueCodingKey(stringValue: "users")), below: nil)
         let fourth = levels.push(.index(4), below: users)
         #expect(fourth.depth == 2)
@@ -38,7 +38,7 @@ struct CodingPathTests {
 
     @Test("a node whose level was popped names only what follows it, even once its place is taken again")
     func poppedLevels() {
-        let levels = PathLevels()
+        var levels = PathLevels()
         let users = levels.push(.key(KeyValueCodingKey(stringValue: "users")), below: nil)
         let height = levels.height
         let first = levels.push(.index(0), below: users)
