@@ -291,7 +291,7 @@ struct DocumentationTests {
         defaults[.theme] = .light
         several.cancel()
         defaults[.theme] = .dark
-        #expect(printed.values == [.light, .dark])
+        #expect(printed.values == [.system, .dark])  // the default first, then the one change
         #expect(keys.values == ["launchCount", "app.appearance.theme"])
     }
     #endif
