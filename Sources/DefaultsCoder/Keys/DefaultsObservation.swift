@@ -81,8 +81,11 @@ extension UserDefaults {
     /// announcement found the change: for a write through this package that is normally
     /// the writing thread, before the write returns; for Foundation's
     /// `didChangeNotification`, the posting thread. When two announcements race, the
-    /// change is still reported once, on whichever thread looked first. So do not assume
-    /// a thread: hop to your actor inside the handler (`Task { @MainActor in … }`). It is
+    /// change is still reported once, on whichever thread looked first. Changes reach the
+    /// handler one at a time, in the order they were found: one found while the handler
+    /// runs for an earlier one (on another thread, or by a write inside the handler) is
+    /// handed over by the thread already calling it, once the handler returns. So do not
+    /// assume a thread: hop to your actor inside the handler (`Task { @MainActor in … }`). It is
     /// not called for a write that leaves the value as it was (compared with `==` when
     /// `Value` is `Equatable`, otherwise by the stored property list).
     ///
@@ -201,7 +204,7 @@ extension UserDefaults {
         // Listening first, reading second: a write that lands in between is either read
         // here or announced to an observer that is already listening, never missed.
         ObservationRegistry.shared.add(observer, for: key.name)
-        observer.recheck(written: nil)
+        observer.recheck(written: nil, reporting: true)
         return (DefaultsObservation(name: key.name, observer: observer), observer.current)
     }
 }
@@ -221,7 +224,10 @@ struct WrittenTree {
 
 /// An observer the registry can ask to look at its key again.
 private protocol Rechecking: AnyObject, Sendable {
-    func recheck(written: WrittenTree?)
+    /// Reads the key again; a change is reported unless `reporting` is false, when the
+    /// observer only takes the new value as where it stands (a write made
+    /// `withoutAnnouncing`).
+    func recheck(written: WrittenTree?, reporting: Bool)
     func noteRead(stored: Any?, value: Any)
     func cancel()
 }
@@ -273,15 +279,16 @@ final class ObservationRegistry: Sendable {
     }
 
     /// Has the observers of `name` look again; called after this package wrote it.
-    func check(_ name: String, written: WrittenTree? = nil) {
+    /// With `reporting` false they take the value as it is without reporting a change.
+    func check(_ name: String, written: WrittenTree? = nil, reporting: Bool = true) {
         let interested = observers.withLock { $0[name].map { Array($0.values) } ?? [] }
-        for observer in interested { observer.recheck(written: written) }
+        for observer in interested { observer.recheck(written: written, reporting: reporting) }
     }
 
     /// Has every observer look again.
     func checkAll() {
         let everyone = observers.withLock { $0.values.flatMap(\.values) }
-        for observer in everyone { observer.recheck(written: nil) }
+        for observer in everyone { observer.recheck(written: nil, reporting: true) }
     }
 
     private func listenToFoundation() {
@@ -304,6 +311,10 @@ private final class KeyObserver<Value: Codable & Sendable>: Rechecking, @uncheck
     private let handler: @Sendable (Value, Value) -> Void
     /// What the observer last read; `isRead` is false until its first read.
     private let last: Locked<(stored: Any?, value: Value, isCancelled: Bool, isRead: Bool)>
+    /// Changes found and not yet handed to the handler, and whether a thread is handing
+    /// them over: two threads that find two changes one after the other hand them over
+    /// in that order, and never at once.
+    private let delivery = Locked<(waiting: [(old: Value, new: Value)], isDelivering: Bool)>(([], false))
 
     init(defaults: UserDefaults, key: DefaultsKey<Value>, handler: @escaping @Sendable (Value, Value) -> Void) {
         self.defaults = defaults
@@ -316,6 +327,7 @@ private final class KeyObserver<Value: Codable & Sendable>: Rechecking, @uncheck
     /// of observers before the token was cancelled finds this and reports nothing.
     func cancel() {
         last.withLock { $0.isCancelled = true }
+        delivery.withLock { $0.waiting = [] }
     }
 
     func noteRead(stored: Any?, value: Any) {
@@ -330,7 +342,7 @@ private final class KeyObserver<Value: Codable & Sendable>: Rechecking, @uncheck
         last.withLock { $0.value }
     }
 
-    func recheck(written: WrittenTree?) {
+    func recheck(written: WrittenTree?, reporting: Bool) {
         // Read and compare under the lock, so that two writers racing each report a
         // change once. Nothing that runs code of the app's — the handler, the failure
         // handler — runs under it: either may write again, which rechecks here.
@@ -348,13 +360,38 @@ private final class KeyObserver<Value: Codable & Sendable>: Rechecking, @uncheck
             defer { (last.stored, last.value, last.isRead) = (stored, value, true) }
             // The first read sets where the observer starts; it is no change.
             if !last.isRead { return nil }
-            if isSame(last.value, value, stored: last.stored, stored) { return nil }
+            if !reporting || isSame(last.value, value, stored: last.stored, stored) { return nil }
+            // Queued under the observer's lock, so that changes queue in the order they
+            // were found.
+            delivery.withLock { $0.waiting.append((last.value, value)) }
             return (last.value, value)
         }
         // The change first: a failure handler that repairs the value causes the next
         // change, which must be heard after this one.
-        if let change { handler(change.old, change.new) }
+        if change != nil { deliverWaiting() }
         if let failure { DefaultsFailure.report(failure) }
+    }
+
+    /// The first waiting change, when no thread is handing one over; marks this one as
+    /// doing so.
+    private func takeNext(_ state: inout (waiting: [(old: Value, new: Value)], isDelivering: Bool)) -> (old: Value, new: Value)? {
+        guard !state.isDelivering, !state.waiting.isEmpty else { return nil }
+        state.isDelivering = true
+        return state.waiting.removeFirst()
+    }
+
+    /// Hands the waiting changes to the handler, in order, unless another thread (or
+    /// this one, further up: a handler that writes its own key) is doing so, in which
+    /// case that thread hands them over when its handler returns.
+    private func deliverWaiting() {
+        var next = delivery.withLock { state in takeNext(&state) }
+        while let change = next {
+            handler(change.old, change.new)
+            next = delivery.withLock { state in
+                state.isDelivering = false
+                return takeNext(&state)
+            }
+        }
     }
 
     /// The tree just written, when it is what reading the key back would give: written

@@ -183,6 +183,10 @@ final class Suite: @unchecked Sendable {
         }
         if announcing && !isSilenced {
             for change in written { change.suite.announce(change) }
+        } else if announcing {
+            // Unannounced, but not to be heard later either: observers take the new
+            // value as where they stand, so a recheck for another reason finds no change.
+            for change in written { ObservationRegistry.shared.check(change.key, reporting: false) }
         }
         reportLaunchArgumentOverrides(written)
         return result

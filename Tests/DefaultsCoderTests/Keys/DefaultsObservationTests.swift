@@ -445,6 +445,34 @@ struct DefaultsObservationInitialAndKeysTests {
         #expect(heard.withLock { $0 }.count == 3)
     }
 
+    @Test("a change found while the handler still runs for the one before waits for it, on the thread already delivering")
+    func changesWaitForTheHandler() async throws {
+        let suite = TestSuite()
+        let key = DefaultsKey<Int>(uniqueKey("ordered"), default: 0)
+        let heard = Locked<[Int]>([])
+        let firstStarted = DispatchSemaphore(value: 0)
+        let secondWritten = DispatchSemaphore(value: 0)
+        let observation = suite.defaults.observe(key, initial: false) { _, new in
+            if new == 1 {
+                firstStarted.signal()
+                // Holds the first delivery until the second change has been found.
+                _ = secondWritten.wait(timeout: .now() + 10)
+            }
+            heard.withLock { $0.append(new) }
+        }
+        let defaults = SendableAny(suite.defaults)
+        let first = Thread { (defaults.value as! UserDefaults)[key] = 1 }
+        first.start()
+        #expect(firstStarted.wait(timeout: .now() + 10) == .success)
+        // Found on this thread while the first is being handed over: it waits, and this
+        // write returns without calling the handler.
+        suite.defaults[key] = 2
+        #expect(heard.withLock { $0 } == [])
+        secondWritten.signal()
+        #expect(await eventually { heard.withLock { $0 } == [1, 2] })
+        withExtendedLifetime(observation) {}
+    }
+
     @Test("several keys changed from several threads: every change delivered once, in order per key")
     func severalThreads() async throws {
         let suite = TestSuite()
