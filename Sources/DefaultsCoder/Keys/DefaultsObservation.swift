@@ -256,6 +256,30 @@ final class ObservationRegistry: Sendable {
         }
     }
 
+    /// Keys being written `withoutAnnouncing` now, with how many such writes are under
+    /// way: an observer that looks again meanwhile, for another reason, takes what it
+    /// finds as where it stands instead of reporting a change nobody announced.
+    private let silentWrites = Locked<[String: Int]>([:])
+
+    /// Marks `names` as written silently until `endSilentWrites(of:)`.
+    func beginSilentWrites(of names: [String]) {
+        silentWrites.withLock { for name in names { $0[name, default: 0] += 1 } }
+    }
+
+    func endSilentWrites(of names: [String]) {
+        silentWrites.withLock { writes in
+            for name in names {
+                let left = writes[name, default: 1] - 1
+                writes[name] = left > 0 ? left : nil
+            }
+        }
+    }
+
+    /// Whether a silent write of `name` is under way.
+    fileprivate func isWrittenSilently(_ name: String) -> Bool {
+        silentWrites.withLock { !$0.isEmpty && $0[name] != nil }
+    }
+
     /// How many package writes of `name` were counted so far.
     func writeCount(of name: String) -> UInt64 {
         writes.withLock { $0[name, default: 0] }
@@ -360,7 +384,10 @@ private final class KeyObserver<Value: Codable & Sendable>: Rechecking, @uncheck
             defer { (last.stored, last.value, last.isRead) = (stored, value, true) }
             // The first read sets where the observer starts; it is no change.
             if !last.isRead { return nil }
+            // Checked after reading: a silent write that this read saw is still under
+            // way (its observers are told after the write, before it ends).
             if !reporting || isSame(last.value, value, stored: last.stored, stored) { return nil }
+            if ObservationRegistry.shared.isWrittenSilently(key.name) { return nil }
             // Queued under the observer's lock, so that changes queue in the order they
             // were found.
             delivery.withLock { $0.waiting.append((last.value, value)) }

@@ -163,6 +163,10 @@ final class Suite: @unchecked Sendable {
             throw DefaultsSuiteError(operation: .sameSuiteTwice, path: file.path, reason: "one change names this suite twice")
         }
         var values = Values(domains: zip(objects, suites).map { Values.Domain(defaults: $0, suite: $1) })
+        // The keys of a silent write, marked before the write and cleared when this
+        // returns or throws: after its observers have taken the new values (below).
+        var silencedKeys: [String] = []
+        defer { if !silencedKeys.isEmpty { ObservationRegistry.shared.endSilentWrites(of: silencedKeys) } }
         let (result, written) = try withLocks(on: files.sorted { $0.path < $1.path }[...]) {
             () throws -> (R, [Written]) in
             for index in values.domains.indices {
@@ -173,6 +177,10 @@ final class Suite: @unchecked Sendable {
             let result = try body(&values)
             var written: [Written] = []
             for domain in values.domains.reversed() where !domain.order.isEmpty {
+                if announcing && isSilenced {
+                    ObservationRegistry.shared.beginSilentWrites(of: domain.order)
+                    silencedKeys += domain.order
+                }
                 try write(domain)
                 for key in domain.order {
                     let count = ObservationRegistry.shared.recordWrite(of: key)
