@@ -290,7 +290,9 @@ struct DefaultsUserFeatureTests {
         try suite.defaults.resetAll()
         #expect(keys.allSatisfy { suite.defaults[$0] == -1 })
         #expect(suite.defaults.object(forKey: "plain") == nil)
-        #expect(heard.withLock { $0.sorted() } == keys.map { "\($0.name)=-1" }.sorted())
+        // Awaited: another test's announcement may find a change first and hand it over
+        // from its own thread, a moment later (as in DefaultsObservationTests).
+        #expect(await eventually { heard.withLock { $0.sorted() } == keys.map { "\($0.name)=-1" }.sorted() })
         #if !canImport(Darwin)
         #expect(!FileManager.default.fileExists(atPath: suite.fileURL.path))
         #endif
@@ -298,7 +300,7 @@ struct DefaultsUserFeatureTests {
     }
 
     @Test("writes inside withoutAnnouncing reach the store but no observer")
-    func withoutAnnouncing() throws {
+    func withoutAnnouncing() async throws {
         let suite = TestSuite()
         let key = DefaultsKey<Int>(uniqueKey("quiet"), default: 0)
         let heard = Locked<[Int]>([])
@@ -311,7 +313,7 @@ struct DefaultsUserFeatureTests {
         ObservationRegistry.shared.checkAll()
         #expect(heard.withLock { $0 } == [])
         suite.defaults[key] = 6
-        #expect(heard.withLock { $0 } == [6])
+        #expect(await eventually { heard.withLock { $0 } == [6] })
         withExtendedLifetime(observation) {}
     }
 }
