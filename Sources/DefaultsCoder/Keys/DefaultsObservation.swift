@@ -335,23 +335,27 @@ private final class KeyObserver<Value: Codable & Sendable>: Rechecking, @uncheck
     private let handler: @Sendable (Value, Value) -> Void
     /// What the observer last read; `isRead` is false until its first read.
     private let last: Locked<(stored: Any?, value: Value, isCancelled: Bool, isRead: Bool)>
-    /// Changes found and not yet handed to the handler, and whether a thread is handing
-    /// them over: two threads that find two changes one after the other hand them over
-    /// in that order, and never at once.
-    private let delivery = Locked<(waiting: [(old: Value, new: Value)], isDelivering: Bool)>(([], false))
+    /// Changes found and not yet handed to the handler: two threads that find two
+    /// changes one after the other hand them over in that order, and never at once.
+    private let delivery: DemandBuffer<(old: Value, new: Value)>
 
     init(defaults: UserDefaults, key: DefaultsKey<Value>, handler: @escaping @Sendable (Value, Value) -> Void) {
         self.defaults = defaults
         self.key = key
         self.handler = handler
         last = Locked((nil, key.defaultValue, false, false))
+        delivery = DemandBuffer { change in
+            handler(change.old, change.new)
+            return 0
+        }
+        delivery.request(.max)
     }
 
     /// Under the same lock as `recheck`'s comparison: an announcement that took its list
     /// of observers before the token was cancelled finds this and reports nothing.
     func cancel() {
         last.withLock { $0.isCancelled = true }
-        delivery.withLock { $0.waiting = [] }
+        delivery.cancel()
     }
 
     func noteRead(stored: Any?, value: Any) {
@@ -390,35 +394,13 @@ private final class KeyObserver<Value: Codable & Sendable>: Rechecking, @uncheck
             if ObservationRegistry.shared.isWrittenSilently(key.name) { return nil }
             // Queued under the observer's lock, so that changes queue in the order they
             // were found.
-            delivery.withLock { $0.waiting.append((last.value, value)) }
+            delivery.enqueue((last.value, value))
             return (last.value, value)
         }
         // The change first: a failure handler that repairs the value causes the next
         // change, which must be heard after this one.
-        if change != nil { deliverWaiting() }
+        if change != nil { delivery.drain() }
         if let failure { DefaultsFailure.report(failure) }
-    }
-
-    /// The first waiting change, when no thread is handing one over; marks this one as
-    /// doing so.
-    private func takeNext(_ state: inout (waiting: [(old: Value, new: Value)], isDelivering: Bool)) -> (old: Value, new: Value)? {
-        guard !state.isDelivering, !state.waiting.isEmpty else { return nil }
-        state.isDelivering = true
-        return state.waiting.removeFirst()
-    }
-
-    /// Hands the waiting changes to the handler, in order, unless another thread (or
-    /// this one, further up: a handler that writes its own key) is doing so, in which
-    /// case that thread hands them over when its handler returns.
-    private func deliverWaiting() {
-        var next = delivery.withLock { state in takeNext(&state) }
-        while let change = next {
-            handler(change.old, change.new)
-            next = delivery.withLock { state in
-                state.isDelivering = false
-                return takeNext(&state)
-            }
-        }
     }
 
     /// The tree just written, when it is what reading the key back would give: written

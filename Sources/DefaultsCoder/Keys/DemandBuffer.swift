@@ -57,10 +57,16 @@ final class DemandBuffer<Value>: @unchecked Sendable {
 
     /// Adds `value` after the ones waiting, and hands over what the demand allows.
     func send(_ value: Value) {
+        enqueue(value)
+        drain()
+    }
+
+    /// Adds `value` after the ones waiting, handing nothing over: for a caller that
+    /// finds values under a lock of its own and must hand them over outside it (`drain()`).
+    func enqueue(_ value: Value) {
         state.withLock { state in
             if state.deliver != nil { state.waiting.append(value) }
         }
-        drain()
     }
 
     /// Adds `count` (`Int.max` for no limit) to the demand, and hands over what it allows.
@@ -81,7 +87,7 @@ final class DemandBuffer<Value>: @unchecked Sendable {
     /// Hands values over until none is waiting or none is asked for. A thread that finds
     /// another handing over leaves its values to that thread's loop, which keeps them in
     /// order.
-    private func drain() {
+    func drain() {
         var next = state.withLock { $0.takeNext() }
         while let (value, deliver) = next {
             let more = deliver(value)
