@@ -10,8 +10,9 @@
 //  containers that hold only the coder and an index into its stack of dictionaries (one
 //  allocation per container: the box `KeyedEncodingContainer` must be); typed overloads
 //  for every primitive; leaves found by metatype; no runtime exclusivity checks on its
-//  state (as in this package); one look-up per `decodeIfPresent`;
-//  dictionaries made with the size last seen at their depth. What it does not do:
+//  state (as in this package); one look-up per `decodeIfPresent`; arrays of structs
+//  decoded in one loop into an array of the right size; dictionaries made with the size
+//  last seen at their depth. What it does not do:
 //  anything that relies on the standard library's private layout, or `unowned(unsafe)`.
 //
 
@@ -163,10 +164,21 @@ final class FloorDecoder: Decoder, SingleValueDecodingContainer {
             guard Swift.type(of: value) == T.self else { throw FloorError() }
             return value as! T
         }
+        if Swift.type(of: value) == [Any].self, let arrayType = type as? any FloorDecodableArray.Type {
+            return try arrayType.unboxElements(value as! [Any], decoder: self) as! T
+        }
         var outer = value
         swap(&self.value, &outer)
         defer { swap(&self.value, &outer) }
         return try T(from: self)
+    }
+
+    /// An array of structs in one loop into an array of the right size.
+    fileprivate func unboxElements<Element: Decodable>(_ array: [Any], as _: Element.Type) throws -> [Element] {
+        var result: [Element] = []
+        result.reserveCapacity(array.count)
+        for element in array { result.append(try unbox(element, as: Element.self)) }
+        return result
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
@@ -187,6 +199,16 @@ final class FloorDecoder: Decoder, SingleValueDecodingContainer {
     func decode(_ type: Double.Type) throws -> Double { try unbox(value, as: type) }
     func decode(_ type: Bool.Type) throws -> Bool { try unbox(value, as: type) }
     func decode<T: Decodable>(_ type: T.Type) throws -> T { try unbox(value, as: type) }
+}
+
+private protocol FloorDecodableArray {
+    static func unboxElements(_ array: [Any], decoder: FloorDecoder) throws -> Self
+}
+
+extension Array: FloorDecodableArray where Element: Decodable {
+    fileprivate static func unboxElements(_ array: [Any], decoder: FloorDecoder) throws -> Self {
+        try decoder.unboxElements(array, as: Element.self)
+    }
 }
 
 struct FloorKeyedDecoding<Key: CodingKey>: KeyedDecodingContainerProtocol {

@@ -214,6 +214,12 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
         if convertsKeys, let dictionary = type as? any StringKeyedDictionaryDecodable.Type {
             return try dictionary.unboxEntries(value, decoder: self, parent: parent, step: step()) as! T
         }
+        // An array of values that are not plist primitives (`[User]`): asked only of a
+        // value that is an array, since the conformance look-up costs more than the
+        // metatype compares above.
+        if Swift.type(of: value) == [Any].self, let arrayType = type as? any DecodableArray.Type {
+            return try arrayType.unboxElements(value as! [Any], decoder: self, parent: parent, step: step()) as! T
+        }
         return try decodeWithSelf(value, as: type, parent: parent, step: step())
     }
 
@@ -234,9 +240,10 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
         return sameType(try unboxDictionary(value, as: Bool.self, parent: parent, step: step), as: T.self)
     }
 
-    /// A `[String: V]`, whose keys are data: the key strategy leaves them as they are,
-    /// as in Foundation's coders.
-    func unboxDictionary<Value: Decodable>(_ value: Any, as _: Value.Type, parent: CodingPathNode?, step: PathStep?) throws -> [String: Value] {
+    /// Runs `body` with the node of a container for the value `step` below `parent`,
+    /// one level down: as `decodeWithSelf` and `container(keyedBy:)` or
+    /// `unkeyedContainer()` would, for the values read here in one loop.
+    private func inContainer<R>(parent: CodingPathNode?, step: PathStep?, _ body: (CodingPathNode?) throws -> R) throws -> R {
         try nesting.enter { DecodingError.tooDeep($0, in: levels, at: parent, step) }
         let height = levels.height
         defer {
@@ -245,12 +252,35 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
         }
         let node = levels.appending(step, to: parent)
         try checkContainerDepth(node)
-        let dictionary = try entries(value, parent: parent, step: step)
-        var result = [String: Value](minimumCapacity: dictionary.count)
-        for (key, element) in dictionary {
-            result[key] = try unbox(element, as: Value.self, parent: node, step: .key(KeyValueCodingKey(stringValue: key)))
+        return try body(node)
+    }
+
+    /// A `[String: V]`, whose keys are data: the key strategy leaves them as they are,
+    /// as in Foundation's coders.
+    func unboxDictionary<Value: Decodable>(_ value: Any, as _: Value.Type, parent: CodingPathNode?, step: PathStep?) throws -> [String: Value] {
+        try inContainer(parent: parent, step: step) { node in
+            let dictionary = try entries(value, parent: parent, step: step)
+            var result = [String: Value](minimumCapacity: dictionary.count)
+            for (key, element) in dictionary {
+                result[key] = try unbox(element, as: Value.self, parent: node, step: .key(KeyValueCodingKey(stringValue: key)))
+            }
+            return result
         }
-        return result
+    }
+
+    /// The elements of `array` as an `[Element]`, as `Array.init(from:)` reads them —
+    /// an unkeyed container, then `decode(Element.self)` until its end — in one loop
+    /// into an array of the right size, without a call through the container protocol
+    /// and a copy for each element.
+    func unboxElements<Element: Decodable>(_ array: [Any], as _: Element.Type, parent: CodingPathNode?, step: PathStep?) throws -> [Element] {
+        try inContainer(parent: parent, step: step) { node in
+            var result: [Element] = []
+            result.reserveCapacity(array.count)
+            for index in array.indices {
+                result.append(try unbox(array[index], as: Element.self, parent: node, step: .index(index)))
+            }
+            return result
+        }
     }
 
     /// Runs `type.init(from:)` with this decoder one level down.
@@ -506,6 +536,19 @@ private protocol UnwrappableOptional {
 extension Optional: UnwrappableOptional where Wrapped: Decodable {
     fileprivate static func unbox(_ unwrapped: UnwrappedValue, decoder: DecoderImpl, parent: CodingPathNode?, step: PathStep?) throws -> Self {
         try decoder.unboxWrapped(unwrapped, as: Wrapped.self, parent: parent, step: step)
+    }
+}
+
+// MARK: - Arrays
+
+/// `[Element]`, found by a cast where the value is an array.
+private protocol DecodableArray {
+    static func unboxElements(_ array: [Any], decoder: DecoderImpl, parent: CodingPathNode?, step: PathStep?) throws -> Self
+}
+
+extension Array: DecodableArray where Element: Decodable {
+    fileprivate static func unboxElements(_ array: [Any], decoder: DecoderImpl, parent: CodingPathNode?, step: PathStep?) throws -> Self {
+        try decoder.unboxElements(array, as: Element.self, parent: parent, step: step)
     }
 }
 

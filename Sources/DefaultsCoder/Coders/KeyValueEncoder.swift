@@ -92,7 +92,12 @@ private enum Pending {
 /// The contents of a keyed container. Reused from a pool once flattened.
 private final class KeyedStorage {
     @exclusivity(unchecked) var dictionary: [String: Any] = [:]
-    @exclusivity(unchecked) var pending: [String: Pending] = [:]
+    @exclusivity(unchecked) var pending: [String: Pending] = [:] {
+        didSet { hasPending = !pending.isEmpty }
+    }
+    /// Whether `pending` holds anything: tested at every write, where reading the
+    /// dictionary itself would retain and release its storage.
+    @exclusivity(unchecked) private(set) var hasPending = false
     /// The coding key each dictionary key came from, when a key strategy converts
     /// them: two keys that become one would otherwise lose a value.
     @exclusivity(unchecked) var sourceKeys: [String: String] = [:]
@@ -697,6 +702,13 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
         if encoder.usesKeysAsTheyAre {
             return key.stringValue
         }
+        return try checkedName(key)
+    }
+
+    /// The dictionary key for `key` converted or checked. Out of line, so that the
+    /// common case above does not set up room for an `EncodingError` at every field.
+    @inline(never)
+    private func checkedName(_ key: Key) throws -> String {
         let (name, problem) = encoder.dictionaryKey(key, in: storage, at: node)
         if let problem { throw problem }
         return name
@@ -710,10 +722,12 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
         return name
     }
 
+    /// Takes `value` over, so that a string or array in it moves into the dictionary
+    /// instead of being retained once more and released.
     @inline(__always)
-    private func set(_ value: Any, at name: String) {
-        storage.dictionary[name] = value
-        if !storage.pending.isEmpty { storage.pending[name] = nil }
+    private func set(_ value: consuming Any, at name: String) {
+        storage.dictionary[name] = consume value
+        if storage.hasPending { storage.pending[name] = nil }
     }
 
     mutating func encodeNil(forKey key: Key) throws {

@@ -457,6 +457,60 @@ struct KeyValueDecoderTests {
         #expect(probes["list"]?.map(\.seen) == ["v SELF.list[0]", "v SELF.list[1]"])
     }
 
+    /// Inputs for `arraysAsArrayInitFromReadsThem`: an `[Any]` each, read as `[User]`,
+    /// `[User?]` or `[[User]]`, in trees that read and trees that throw.
+    static let arrayRows: [(String, SendableAny)] = [
+        ("[User]", SendableAny([["id": 1, "name": "a"], ["id": 2, "name": "b"]] as [Any])),
+        ("[User]", SendableAny([] as [Any])),
+        ("[User]", SendableAny([["id": 1, "name": "a"], ["id": "2", "name": "b"]] as [Any])),
+        ("[User]", SendableAny([["id": 1, "name": "a"], ["id": 2]] as [Any])),
+        ("[User]", SendableAny([["id": 1, "name": "a"], 7] as [Any])),
+        ("[User]", SendableAny([["id": 1, "name": "a"], Optional<Any>.none as Any] as [Any])),
+        ("[User?]", SendableAny([Optional<Any>.none as Any, ["id": 2, "name": "b"]] as [Any])),
+        ("[User?]", SendableAny([["id": 2, "name": 3]] as [Any])),
+        ("[[User]]", SendableAny([[["id": 1, "name": "a"]] as [Any], [] as [Any]] as [Any])),
+        ("[[User]]", SendableAny([[["id": 1, "name": "a"]] as [Any], [["id": 1]] as [Any]] as [Any])),
+    ]
+
+    /// Reads an array element by element through an unkeyed container, as
+    /// `Array.init(from:)` does, so that the decoder's one-loop reading of `[Element]`
+    /// can be held against it.
+    struct ThroughContainer<Element: Decodable & Equatable>: Decodable, Equatable {
+        var elements: [Element]
+        init(from decoder: any Decoder) throws {
+            var container = try decoder.unkeyedContainer()
+            var elements: [Element] = []
+            while !container.isAtEnd { elements.append(try container.decode(Element.self)) }
+            self.elements = elements
+        }
+    }
+
+    /// The same result, or the same error at the same path, from both ways of reading.
+    func expectSameReading<Element: Decodable & Equatable>(_: Element.Type, _ tree: Any) {
+        let decoder = KeyValueDecoder()
+        let direct = Result { try decoder.decode([Element].self, from: tree) }
+        let through = Result { try decoder.decode(ThroughContainer<Element>.self, from: tree).elements }
+        switch (direct, through) {
+        case (.success(let a), .success(let b)):
+            #expect(a == b)
+        case (.failure(let a), .failure(let b)):
+            #expect(debugDescription(of: a) == debugDescription(of: b))
+            #expect(readablePath(of: a) == readablePath(of: b))
+            #expect(String(describing: type(of: a)) == String(describing: type(of: b)))
+        default:
+            Issue.record("one way read \(direct), the other \(through)")
+        }
+    }
+
+    @Test("an array of values reads as Array.init(from:) reads it: the same values, errors and paths", arguments: arrayRows)
+    func arraysAsArrayInitFromReadsThem(type: String, tree: SendableAny) {
+        switch type {
+        case "[User]": expectSameReading(User.self, tree.value)
+        case "[User?]": expectSameReading(User?.self, tree.value)
+        default: expectSameReading([User].self, tree.value)
+        }
+    }
+
     @Test("round trips", arguments: [0, 1, 2, 3])
     func roundTrips(index: Int) throws {
         switch index {
