@@ -28,6 +28,26 @@ func runCustomStrategy<R>(_ closure: () throws -> R, wrap: (any Error) -> any Er
     }
 }
 
+/// The two types a coder last found to be models — types that only their own
+/// `encode(to:)` or `init(from:)` can code, such as `User` and the `Address` it holds —
+/// so that their values skip the metatype compares for the types the coder codes
+/// itself. Two, since a model's values alternate with those of the models inside it.
+/// The coder remembers a type only when the compares it skips depend on the type alone.
+struct ModelTypes {
+    private var last: Any.Type?
+    private var beforeLast: Any.Type?
+
+    @inline(__always)
+    func contains(_ type: Any.Type) -> Bool {
+        type == last || type == beforeLast
+    }
+
+    mutating func remember(_ type: Any.Type) {
+        beforeLast = last
+        last = type
+    }
+}
+
 /// `value` as a `T` when its dynamic type is exactly `T`, or `nil`.
 ///
 /// `value as? T` asks the runtime's dynamic cast, which also looks for bridging, boxes and

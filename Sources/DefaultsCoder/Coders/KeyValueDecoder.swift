@@ -108,6 +108,7 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
     @exclusivity(unchecked) private var step: PathStep?
     @exclusivity(unchecked) private var value: Any
     @exclusivity(unchecked) private var nesting = NestingGuard()
+    @exclusivity(unchecked) private var modelTypes = ModelTypes()
     /// The path of the value being decoded; a super decoder starts from a copy.
     @exclusivity(unchecked) var levels: PathLevels
 
@@ -180,6 +181,7 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
 
     /// Decodes `value`, which sits `step` below the container at `parent`, as `type`.
     func unbox<T: Decodable>(_ value: Any, as type: T.Type, parent: CodingPathNode?, step: @autoclosure () -> PathStep?) throws -> T {
+        if modelTypes.contains(T.self) { return try decodeWithSelf(value, as: type, parent: parent, step: step()) }
         // Metatype checks first: a pointer compare, and no `init(from:)` round trip.
         if T.self == String.self { return sameType(try unboxString(value, parent: parent, step: step()), as: T.self) }
         if T.self == Int.self { return sameType(try unboxInteger(value, parent: parent, step: step()) as Int, as: T.self) }
@@ -219,6 +221,13 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
         // metatype compares above.
         if Swift.type(of: value) == [Any].self, let arrayType = type as? any DecodableArray.Type {
             return try arrayType.unboxElements(value as! [Any], decoder: self, parent: parent, step: step()) as! T
+        }
+        // Every compare above but these depends on the type alone. An array type is
+        // remembered only when its value is not an array: the loop above is quicker.
+        if T.self != URL.self && T.self != Data.self && T.self != PropertyListValue.self && !isPassedThrough(T.self)
+            && Swift.type(of: value) != [Any].self
+        {
+            modelTypes.remember(T.self)
         }
         return try decodeWithSelf(value, as: type, parent: parent, step: step())
     }

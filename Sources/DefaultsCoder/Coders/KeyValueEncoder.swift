@@ -232,6 +232,7 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
     /// calls no way to throw.
     @exclusivity(unchecked) private var misuse: String?
     @exclusivity(unchecked) private var nesting = NestingGuard()
+    @exclusivity(unchecked) private var modelTypes = ModelTypes()
     @exclusivity(unchecked) private var keyedPool: [KeyedStorage] = []
     @exclusivity(unchecked) private var unkeyedPool: [UnkeyedStorage] = []
 
@@ -363,6 +364,7 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
     /// Encodes `value`, which sits `step` below the container at `parent`, and returns
     /// its tree, or `nil` for an encoded `nil`.
     func box<T: Encodable>(_ value: T, parent: CodingPathNode?, step: @autoclosure () -> PathStep?) throws -> Any? {
+        if modelTypes.contains(T.self) { return try boxEncodable(value, parent: parent, step: step()) }
         // Metatype checks first: they cost a pointer compare and skip `encode(to:)`.
         if T.self == String.self { return string(sameType(value, as: String.self)) }
         if T.self == Int.self { return sameType(value, as: Int.self) }
@@ -403,6 +405,8 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
         if convertsKeys, let dictionary = value as? any StringKeyedDictionary {
             return try dictionary.boxEntries(into: self, parent: parent, step: step())
         }
+        // Every compare above but the pass-through ones depends on the type alone.
+        if !isPassedThrough(T.self) { modelTypes.remember(T.self) }
         return try boxEncodable(value, parent: parent, step: step())
     }
 

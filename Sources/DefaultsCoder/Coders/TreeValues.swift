@@ -93,3 +93,10 @@ enum PrimitiveDictionaries {
     static var doubles: Any.Type { [String: Double].self }
     static var bools: Any.Type { [String: Bool].self }
 }
+
+/// Whether `type` is one the coders pass through whole when it is not too deep.
+func isPassedThrough(_ type: Any.Type) -> Bool {
+    type == PrimitiveArrays.strings || type == PrimitiveArrays.ints || type == PrimitiveArrays.doubles || type == PrimitiveArrays.bools
+        || type == PrimitiveDictionaries.strings || type == PrimitiveDictionaries.ints || type == PrimitiveDictionaries.doubles
+        || type == PrimitiveDictionaries.bools
+}

@@ -60,6 +60,19 @@ struct CoderSupportTests {
         #expect(cast(["a": 1] as [String: Int], to: [String: Any].self)?["a"] as? Int == 1)
         #expect(exactCast(nestedInAny(["a": 1] as [String: Any]), to: [String: Any].self)?["a"] as? Int == 1)
     }
+
+    @Test("ModelTypes holds the last two types remembered, by exact type")
+    func modelTypes() {
+        var types = ModelTypes()
+        #expect(!types.contains(User.self))
+        types.remember(User.self)
+        types.remember(Food.self)
+        #expect(types.contains(User.self) && types.contains(Food.self))
+        #expect(!types.contains(User?.self) && !types.contains([User].self))
+        types.remember(Int.self)
+        #expect(!types.contains(User.self))
+        #expect(types.contains(Food.self) && types.contains(Int.self))
+    }
 }
 
 /// An `Any` inside an `Any`: what a generic value of type `Any` becomes when it is passed

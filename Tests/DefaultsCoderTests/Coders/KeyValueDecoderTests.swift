@@ -295,6 +295,27 @@ struct KeyValueDecoderTests {
         #expect(debugDescription(of: invalid) == "Invalid URL string \"\" at SELF")
     }
 
+    @Test("a type read once through its own init(from:) is still read by the decoder's own rules where those depend on the value")
+    func typesReadOnceThroughInitFromKeepTheirOtherForms() throws {
+        // The decoder skips its own metatype compares for a type it has found to be a
+        // model; URL, Data and PropertyListValue fall back to init(from:) for some values
+        // only, and must not be taken for models.
+        let relative = URL(string: "chips", relativeTo: URL(string: "https://fish.com/a/")!)!
+        let plist = try PropertyListSerialization.propertyList(from: PropertyListEncoder().encode([relative]), format: nil)
+        let keyedURL = try #require((plist as? [Any])?.first)
+        let urls: [Any] = [keyedURL, "https://fish.com/b", keyedURL]
+        let decodedURLs = try KeyValueDecoder().decode([URL].self, from: urls)
+        #expect(decodedURLs.map(\.absoluteString) == ["https://fish.com/a/chips", "https://fish.com/b", "https://fish.com/a/chips"])
+
+        let data = try KeyValueDecoder().decode([Data].self, from: [[1, 2] as [Any], Data([3]), [4] as [Any]] as [Any])
+        #expect(data == [Data([1, 2]), Data([3]), Data([4])])
+
+        // A `[String]` whose value is not an array of strings goes the long way, and the
+        // next one still passes through.
+        let strings = try KeyValueDecoder().decode([[String]].self, from: [["a", "b"] as [Any], ["c"] as [String]] as [Any])
+        #expect(strings == [["a", "b"], ["c"]])
+    }
+
     @Test("Data accepts native data and byte arrays; Base64 text only under .base64")
     func dataForms() throws {
         let decoder = KeyValueDecoder()
