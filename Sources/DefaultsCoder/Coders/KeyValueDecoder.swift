@@ -219,14 +219,13 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
         // An array of values that are not plist primitives (`[User]`): asked only of a
         // value that is an array, since the conformance look-up costs more than the
         // metatype compares above.
-        if Swift.type(of: value) == [Any].self, let arrayType = type as? any DecodableArray.Type {
+        let isArray = Swift.type(of: value) == [Any].self
+        if isArray, let arrayType = type as? any DecodableArray.Type {
             return try arrayType.unboxElements(value as! [Any], decoder: self, parent: parent, step: step()) as! T
         }
         // Every compare above but these depends on the type alone. An array type is
         // remembered only when its value is not an array: the loop above is quicker.
-        if T.self != URL.self && T.self != Data.self && T.self != PropertyListValue.self && !isPassedThrough(T.self)
-            && Swift.type(of: value) != [Any].self
-        {
+        if !isArray && T.self != URL.self && T.self != Data.self && T.self != PropertyListValue.self && !isPassedThrough(T.self) {
             modelTypes.remember(T.self)
         }
         return try decodeWithSelf(value, as: type, parent: parent, step: step())
@@ -417,7 +416,8 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
     private func unboxURL(_ value: Any, parent: CodingPathNode?, step: @autoclosure () -> PathStep?) throws -> URL? {
         switch options.urlDecodingStrategy {
         case .url:
-            if let url = cast(value, to: URL.self) { return url }
+            // The string first: no string is a URL, and asking the runtime's cast
+            // whether it is one costs more than the rest of the work.
             if let string = form.string(value) {
                 if let url = form.url(string) { return url }
                 let message =
@@ -426,6 +426,7 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
                     : "Expected an absolute URL, found the relative URL string \"\(string)\""
                 throw DecodingError.corrupted(message, in: levels, at: parent, step())
             }
+            if let url = cast(value, to: URL.self) { return url }
             if isDictionary(value) { return nil }
         case .absoluteString:
             guard let string = form.string(value) else { throw mismatch(URL.self, expected: String.self, value, parent, step()) }
