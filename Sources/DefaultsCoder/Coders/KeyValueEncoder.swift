@@ -136,10 +136,11 @@ private final class KeyedStorage {
             self.error = nil
             throw error
         }
-        var result = dictionary
-        dictionary = [:]
+        // Swapped out, not copied: a copy would retain the storage and the reset release it.
+        var result: [String: Any] = [:]
+        swap(&result, &dictionary)
         if !sourceKeys.isEmpty { sourceKeys = [:] }
-        if !pending.isEmpty {
+        if hasPending {
             let items = pending
             pending = [:]
             for (key, item) in items {
@@ -262,9 +263,14 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         let node = levels.appending(step, to: parent)
         let storage: KeyedStorage
-        switch slot {
+        // Taken out and put back, not switched on in place: that copies the slot (a
+        // retain and a release of what it holds).
+        var current = Slot.empty
+        swap(&slot, &current)
+        switch consume current {
         case .keyed(let existing):
             storage = existing
+            slot = .keyed(existing)
         case .empty:
             storage = keyedPool.popLast() ?? KeyedStorage()
             // With no size to go by, a value at the top (a settings struct, typically)
@@ -274,7 +280,8 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
             if capacity > 0 { storage.dictionary = KeyedStorage.emptyDictionary(capacity: capacity) }
             slot = .keyed(storage)
             checkContainerDepth(node)
-        case .value, .unkeyed:
+        case let other:
+            slot = other
             storage = KeyedStorage()
             misuse = misuse ?? CoderMisuse.keyedAfterOther
         }
@@ -480,13 +487,16 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
             return [String: Any]()
         case .value(let single):
             return single
-        case .keyed(var storage):
+        case .keyed(let storage):
             let result = try storage.finish(self)
-            if isKnownUniquelyReferenced(&storage) { keyedPool.append(storage) }
+            // Moved, not copied, into the pool: each copy is a retain and a release.
+            var pooled = consume storage
+            if isKnownUniquelyReferenced(&pooled) { keyedPool.append(consume pooled) }
             return result
-        case .unkeyed(var storage):
+        case .unkeyed(let storage):
             let result = try storage.finish(self)
-            if isKnownUniquelyReferenced(&storage) { unkeyedPool.append(storage) }
+            var pooled = consume storage
+            if isKnownUniquelyReferenced(&pooled) { unkeyedPool.append(consume pooled) }
             return result
         }
     }
