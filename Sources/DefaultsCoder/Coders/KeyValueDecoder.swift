@@ -225,7 +225,8 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
         }
         // Every compare above but these depends on the type alone. An array type is
         // remembered only when its value is not an array: the loop above is quicker.
-        if !isArray && T.self != URL.self && T.self != Data.self && T.self != PropertyListValue.self && !isPassedThrough(T.self) {
+        // The root value is read once, and not worth remembering.
+        if parent != nil && !isArray && T.self != URL.self && T.self != Data.self && T.self != PropertyListValue.self && !isPassedThrough(T.self) {
             modelTypes.remember(T.self)
         }
         return try decodeWithSelf(value, as: type, parent: parent, step: step())
@@ -416,8 +417,9 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
     private func unboxURL(_ value: Any, parent: CodingPathNode?, step: @autoclosure () -> PathStep?) throws -> URL? {
         switch options.urlDecodingStrategy {
         case .url:
-            // The string first: no string is a URL, and asking the runtime's cast
-            // whether it is one costs more than the rest of the work.
+            // A URL by metatype, then a string, and only then the runtime's cast (an
+            // `NSURL`): no string is a URL, and asking the cast costs more than the rest.
+            if let url = exactCast(value, to: URL.self) { return url }
             if let string = form.string(value) {
                 if let url = form.url(string) { return url }
                 let message =

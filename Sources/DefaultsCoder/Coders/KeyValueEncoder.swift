@@ -412,8 +412,9 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
         if convertsKeys, let dictionary = value as? any StringKeyedDictionary {
             return try dictionary.boxEntries(into: self, parent: parent, step: step())
         }
-        // Every compare above but the pass-through ones depends on the type alone.
-        if !isPassedThrough(T.self) { modelTypes.remember(T.self) }
+        // Every compare above but the pass-through ones depends on the type alone. The
+        // root value is written once, and not worth remembering.
+        if parent != nil && !isPassedThrough(T.self) { modelTypes.remember(T.self) }
         return try boxEncodable(value, parent: parent, step: step())
     }
 
