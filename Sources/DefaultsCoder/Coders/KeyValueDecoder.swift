@@ -187,6 +187,11 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
         if T.self == Int.self { return sameType(try unboxInteger(value, parent: parent, step: step()) as Int, as: T.self) }
         if T.self == Double.self { return sameType(try unboxDouble(value, parent: parent, step: step()), as: T.self) }
         if T.self == Bool.self { return sameType(try unboxBool(value, parent: parent, step: step()), as: T.self) }
+        // The other leaves before the collections: their metatypes need no look-up.
+        if T.self == Date.self { return sameType(try unboxDate(value, parent: parent, step: step()), as: T.self) }
+        if T.self == URL.self, let url = try unboxURL(value, parent: parent, step: step()) { return sameType(url, as: T.self) }
+        if T.self == Data.self, let data = try unboxData(value, parent: parent, step: step()) { return sameType(data, as: T.self) }
+        if T.self == Decimal.self { return sameType(try unboxDecimal(value, parent: parent, step: step()), as: T.self) }
         // Arrays and String-keyed dictionaries of primitives that are already of the
         // exact Swift type pass through whole (no NSNumber bridging: a Bool must not
         // become a number).
@@ -203,10 +208,6 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
                 return try unboxPrimitiveDictionary(value, as: type, parent: parent, step: step())
             }
         }
-        if T.self == Date.self { return sameType(try unboxDate(value, parent: parent, step: step()), as: T.self) }
-        if T.self == URL.self, let url = try unboxURL(value, parent: parent, step: step()) { return sameType(url, as: T.self) }
-        if T.self == Data.self, let data = try unboxData(value, parent: parent, step: step()) { return sameType(data, as: T.self) }
-        if T.self == Decimal.self { return sameType(try unboxDecimal(value, parent: parent, step: step()), as: T.self) }
         // The tree as it is: `init(from:)` can only try kinds in turn, and would read a
         // whole double as an integer.
         if T.self == PropertyListValue.self, let plist = PropertyListValue(form.plain(value)) { return sameType(plist, as: T.self) }

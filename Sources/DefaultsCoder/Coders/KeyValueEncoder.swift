@@ -377,6 +377,14 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
         if T.self == Int.self { return sameType(value, as: Int.self) }
         if T.self == Double.self { return sameType(value, as: Double.self) }
         if T.self == Bool.self { return sameType(value, as: Bool.self) }
+        // The other leaves before the collections: their metatypes need no look-up.
+        if T.self == Date.self { return try boxDate(sameType(value, as: Date.self), parent: parent, step: step()) }
+        if T.self == URL.self { return try boxURL(sameType(value, as: URL.self), parent: parent, step: step()) }
+        if T.self == Data.self { return try boxData(sameType(value, as: Data.self), parent: parent, step: step()) }
+        if T.self == Decimal.self {
+            let step = step()
+            return try form.decimal(sameType(value, as: Decimal.self)) { levels.codingPath(of: parent, then: step) }
+        }
         // Homogeneous arrays and String-keyed dictionaries of plist primitives are
         // already a valid tree, unless they would sit deeper than the form allows (the
         // long way then throws with the path).
@@ -398,13 +406,6 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
             {
                 return whole
             }
-        }
-        if T.self == Date.self { return try boxDate(sameType(value, as: Date.self), parent: parent, step: step()) }
-        if T.self == URL.self { return try boxURL(sameType(value, as: URL.self), parent: parent, step: step()) }
-        if T.self == Data.self { return try boxData(sameType(value, as: Data.self), parent: parent, step: step()) }
-        if T.self == Decimal.self {
-            let step = step()
-            return try form.decimal(sameType(value, as: Decimal.self)) { levels.codingPath(of: parent, then: step) }
         }
         if wrapsOptionals, let optional = value as? any WrappableOptional {
             return try optional.box(into: self, parent: parent, step: step())

@@ -67,6 +67,7 @@ func flattenOptional(_ value: Any) -> Any? {
     // to one costs several times that again.
     let type = type(of: value)
     if type == String.self || type == Int.self || type == Double.self || type == Bool.self { return value }
+    if type == [String: Any].self || type == [Any].self { return value }
     if type is any OptionalInAny.Type, let optional = value as? any OptionalInAny {
         return optional.flattened
     }
