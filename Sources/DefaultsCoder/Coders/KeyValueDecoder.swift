@@ -181,12 +181,12 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
 
     /// Decodes `value`, which sits `step` below the container at `parent`, as `type`.
     func unbox<T: Decodable>(_ value: Any, as type: T.Type, parent: CodingPathNode?, step: @autoclosure () -> PathStep?) throws -> T {
-        if modelTypes.contains(T.self) { return try decodeWithSelf(value, as: type, parent: parent, step: step()) }
         // Metatype checks first: a pointer compare, and no `init(from:)` round trip.
         if T.self == String.self { return sameType(try unboxString(value, parent: parent, step: step()), as: T.self) }
         if T.self == Int.self { return sameType(try unboxInteger(value, parent: parent, step: step()) as Int, as: T.self) }
         if T.self == Double.self { return sameType(try unboxDouble(value, parent: parent, step: step()), as: T.self) }
         if T.self == Bool.self { return sameType(try unboxBool(value, parent: parent, step: step()), as: T.self) }
+        if modelTypes.contains(T.self) { return try decodeWithSelf(value, as: type, parent: parent, step: step()) }
         // The other leaves before the collections: their metatypes need no look-up.
         if T.self == Date.self { return sameType(try unboxDate(value, parent: parent, step: step()), as: T.self) }
         if T.self == URL.self, let url = try unboxURL(value, parent: parent, step: step()) { return sameType(url, as: T.self) }

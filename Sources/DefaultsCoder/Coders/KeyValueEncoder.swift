@@ -371,12 +371,12 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
     /// Encodes `value`, which sits `step` below the container at `parent`, and returns
     /// its tree, or `nil` for an encoded `nil`.
     func box<T: Encodable>(_ value: T, parent: CodingPathNode?, step: @autoclosure () -> PathStep?) throws -> Any? {
-        if modelTypes.contains(T.self) { return try boxEncodable(value, parent: parent, step: step()) }
         // Metatype checks first: they cost a pointer compare and skip `encode(to:)`.
         if T.self == String.self { return string(sameType(value, as: String.self)) }
         if T.self == Int.self { return sameType(value, as: Int.self) }
         if T.self == Double.self { return sameType(value, as: Double.self) }
         if T.self == Bool.self { return sameType(value, as: Bool.self) }
+        if modelTypes.contains(T.self) { return try boxEncodable(value, parent: parent, step: step()) }
         // The other leaves before the collections: their metatypes need no look-up.
         if T.self == Date.self { return try boxDate(sameType(value, as: Date.self), parent: parent, step: step()) }
         if T.self == URL.self { return try boxURL(sameType(value, as: URL.self), parent: parent, step: step()) }
