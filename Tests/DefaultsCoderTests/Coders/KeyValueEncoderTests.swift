@@ -237,6 +237,53 @@ struct KeyValueEncoderTests {
         #expect(debugDescription(of: error) == "Invalid use of Encoder: an unkeyed container was requested after another container was used at SELF[0]")
     }
 
+    /// A value that uses its encoder one way, then another.
+    struct TwoUses: Encodable {
+        enum Use: Sendable { case keyed, unkeyed, value }
+        var first: Use
+        var second: Use
+
+        func encode(to encoder: any Encoder) throws {
+            try use(first, of: encoder)
+            try use(second, of: encoder)
+        }
+
+        private func use(_ use: Use, of encoder: any Encoder) throws {
+            switch use {
+            case .keyed:
+                var container = encoder.container(keyedBy: AnyKey.self)
+                try container.encode(1, forKey: "a")
+            case .unkeyed:
+                var container = encoder.unkeyedContainer()
+                try container.encode(1)
+            case .value:
+                var container = encoder.singleValueContainer()
+                try container.encode(1)
+            }
+        }
+    }
+
+    @Test(
+        "a second kind of container or value from one encoder throws, naming the misuse and the path",
+        arguments: [
+            (TwoUses.Use.keyed, TwoUses.Use.unkeyed, "an unkeyed container was requested after another container was used"),
+            (.unkeyed, .keyed, "a keyed container was requested after another container was used"),
+            (.value, .keyed, "a keyed container was requested after another container was used"),
+            (.value, .unkeyed, "an unkeyed container was requested after another container was used"),
+            (.keyed, .value, "a single value was encoded after another value or container"),
+            (.value, .value, "a single value was encoded after another value or container"),
+        ])
+    func secondUse(first: TwoUses.Use, second: TwoUses.Use, misuse: String) {
+        let error = caught(EncodingError.self) { try KeyValueEncoder().encode(["x": [TwoUses(first: first, second: second)]]) }
+        #expect(debugDescription(of: error) == "Invalid use of Encoder: \(misuse) at SELF.x[0]")
+    }
+
+    @Test("the same kind of container twice from one encoder writes into one")
+    func sameUseTwice() throws {
+        #expect(Tree(try KeyValueEncoder().encode([TwoUses(first: .keyed, second: .keyed)])) == .array([.dictionary(["a": .int(1)])]))
+        #expect(Tree(try KeyValueEncoder().encode([TwoUses(first: .unkeyed, second: .unkeyed)])) == .array([.array([.int(1), .int(1)])]))
+    }
+
     // MARK: Containers asked for twice
 
     // Modelled on swift-foundation's JSONEncoderTests
