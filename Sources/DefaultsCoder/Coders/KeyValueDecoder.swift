@@ -90,7 +90,8 @@ enum UnwrappedValue {
 private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
     let options: KeyValueDecoder
     let form: any DecodingForm
-    let userInfo: [CodingUserInfoKey: Any]
+    /// Converted when a value's `init(from:)` first asks for it, not for every coder.
+    private(set) lazy var userInfo: [CodingUserInfoKey: Any] = codingUserInfo(options.userInfo)
     /// Whether the key strategy changes keys (and so must leave `[String: V]` keys alone).
     /// Computed, not stored: with a stored `Bool` here, Swift 6.3.1's optimizer emitted
     /// invalid code for this module in release builds (an LLVM verifier failure).
@@ -116,7 +117,6 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
         self.options = options
         self.form = form
         self.levels = levels
-        self.userInfo = codingUserInfo(options.userInfo)
         self.value = value
         self.parent = parent
         self.step = step

@@ -205,7 +205,8 @@ private final class UnkeyedStorage {
 private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
     let options: KeyValueEncoder
     let form: any EncodingForm
-    let userInfo: [CodingUserInfoKey: Any]
+    /// Converted when a value's `encode(to:)` first asks for it, not for every coder.
+    private(set) lazy var userInfo: [CodingUserInfoKey: Any] = codingUserInfo(options.userInfo)
     /// Whether a coding key's `stringValue` is the dictionary key, with nothing to check.
     let usesKeysAsTheyAre: Bool
     /// Whether the key strategy changes keys (and so must leave `[String: V]` keys alone).
@@ -251,7 +252,6 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
             usesKeysAsTheyAre = false
             convertsKeys = true
         }
-        self.userInfo = codingUserInfo(options.userInfo)
         self.parent = parent
         self.step = step
     }
