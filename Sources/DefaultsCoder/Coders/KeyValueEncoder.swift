@@ -92,12 +92,7 @@ private enum Pending {
 /// The contents of a keyed container. Reused from a pool once flattened.
 private final class KeyedStorage {
     @exclusivity(unchecked) var dictionary: [String: Any] = [:]
-    @exclusivity(unchecked) var pending: [String: Pending] = [:] {
-        didSet { hasPending = !pending.isEmpty }
-    }
-    /// Whether `pending` holds anything: tested at every write, where reading the
-    /// dictionary itself would retain and release its storage.
-    @exclusivity(unchecked) private(set) var hasPending = false
+    @exclusivity(unchecked) var pending: [String: Pending] = [:]
     /// The coding key each dictionary key came from, when a key strategy converts
     /// them: two keys that become one would otherwise lose a value.
     @exclusivity(unchecked) var sourceKeys: [String: String] = [:]
@@ -140,7 +135,7 @@ private final class KeyedStorage {
         var result: [String: Any] = [:]
         swap(&result, &dictionary)
         if !sourceKeys.isEmpty { sourceKeys = [:] }
-        if hasPending {
+        if !pending.isEmpty {
             let items = pending
             pending = [:]
             for (key, item) in items {
@@ -263,14 +258,9 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         let node = levels.appending(step, to: parent)
         let storage: KeyedStorage
-        // Taken out and put back, not switched on in place: that copies the slot (a
-        // retain and a release of what it holds).
-        var current = Slot.empty
-        swap(&slot, &current)
-        switch consume current {
+        switch slot {
         case .keyed(let existing):
             storage = existing
-            slot = .keyed(existing)
         case .empty:
             storage = keyedPool.popLast() ?? KeyedStorage()
             // With no size to go by, a value at the top (a settings struct, typically)
@@ -280,8 +270,7 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
             if capacity > 0 { storage.dictionary = KeyedStorage.emptyDictionary(capacity: capacity) }
             slot = .keyed(storage)
             checkContainerDepth(node)
-        case let other:
-            slot = other
+        case .value, .unkeyed:
             storage = KeyedStorage()
             misuse = misuse ?? CoderMisuse.keyedAfterOther
         }
@@ -743,7 +732,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     @inline(__always)
     private func set(_ value: consuming Any, at name: String) {
         storage.dictionary[name] = consume value
-        if storage.hasPending { storage.pending[name] = nil }
+        if !storage.pending.isEmpty { storage.pending[name] = nil }
     }
 
     mutating func encodeNil(forKey key: Key) throws {
