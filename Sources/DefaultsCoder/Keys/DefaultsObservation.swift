@@ -246,8 +246,9 @@ final class ObservationRegistry: Sendable {
     /// back to reading.
     private let writes = Locked<[String: UInt64]>([:])
 
-    /// Counts a write of `name`; called under the suite file's write lock, right after
-    /// the write, so that counts follow the order the writes reached the file in.
+    /// Counts a write of `name`; called under the suite file's write lock, right before
+    /// the write, so that counts follow the order the writes reach the file in, and a
+    /// read that can have seen a write's value finds it counted.
     func recordWrite(of name: String) -> UInt64 {
         writes.withLock { writes in
             let count = writes[name, default: 0] &+ 1
@@ -333,8 +334,11 @@ private final class KeyObserver<Value: Codable & Sendable>: Rechecking, @uncheck
     private let defaults: UserDefaults
     private let key: DefaultsKey<Value>
     private let handler: @Sendable (Value, Value) -> Void
-    /// What the observer last read; `isRead` is false until its first read.
-    private let last: Locked<(stored: Any?, value: Value, isCancelled: Bool, isRead: Bool)>
+    /// What the observer last read; `isRead` is false until its first read. `seenWrite`
+    /// is the count of package writes of the key (`ObservationRegistry.writeCount(of:)`)
+    /// when that value was taken: a written tree is newer than the value only when its
+    /// write was counted after that.
+    private let last: Locked<(stored: Any?, value: Value, isCancelled: Bool, isRead: Bool, seenWrite: UInt64)>
     /// Changes found and not yet handed to the handler: two threads that find two
     /// changes one after the other hand them over in that order, and never at once.
     private let delivery: DemandBuffer<(old: Value, new: Value)>
@@ -343,7 +347,7 @@ private final class KeyObserver<Value: Codable & Sendable>: Rechecking, @uncheck
         self.defaults = defaults
         self.key = key
         self.handler = handler
-        last = Locked((nil, key.defaultValue, false, false))
+        last = Locked((nil, key.defaultValue, false, false, 0))
         delivery = DemandBuffer { change in
             handler(change.old, change.new)
             return 0
@@ -360,9 +364,11 @@ private final class KeyObserver<Value: Codable & Sendable>: Rechecking, @uncheck
 
     func noteRead(stored: Any?, value: Any) {
         guard let value = value as? Value else { return }
+        let seenWrite = ObservationRegistry.shared.writeCount(of: key.name)
         last.withLock { last in
             guard !last.isCancelled else { return }
             (last.stored, last.value, last.isRead) = (stored, value, true)
+            last.seenWrite = max(last.seenWrite, seenWrite)
         }
     }
 
@@ -377,7 +383,15 @@ private final class KeyObserver<Value: Codable & Sendable>: Rechecking, @uncheck
         var failure: DefaultsFailure?
         let change: (old: Value, new: Value)? = last.withLock { last in
             if last.isCancelled { return nil }
-            let stored = written.flatMap(storedValue(of:)) ?? defaults.object(forKey: key.name)
+            let stored: Any?
+            if let written, let tree = storedValue(of: written, after: last.seenWrite) {
+                (stored, last.seenWrite) = (tree, written.write)
+            } else {
+                stored = defaults.object(forKey: key.name)
+                // Counted after the read: a write counted by then began before the read
+                // ended, so its tree may be older than what was read.
+                last.seenWrite = ObservationRegistry.shared.writeCount(of: key.name)
+            }
             let value: Value
             do {
                 value = try defaults.value(for: key, stored: stored)
@@ -404,10 +418,16 @@ private final class KeyObserver<Value: Codable & Sendable>: Rechecking, @uncheck
     }
 
     /// The tree just written, when it is what reading the key back would give: written
-    /// through this observer's object, no package write of the key since, and no launch
-    /// argument that overrides the key. Otherwise `nil`, and the key is read back.
-    private func storedValue(of written: WrittenTree) -> Any? {
-        guard written.defaults === defaults,
+    /// through this observer's object, counted after the value the observer holds was
+    /// taken (`seenWrite`), no package write of the key since, and no launch argument
+    /// that overrides the key. Otherwise `nil`, and the key is read back.
+    ///
+    /// The count after the observer's own value matters because not every write is
+    /// counted — the app's plain `set(_:forKey:)`, another process's write — and a
+    /// write's announcement can come late: a read that already found a newer value must
+    /// not be followed by the older tree, which would report the value going back.
+    private func storedValue(of written: WrittenTree, after seenWrite: UInt64) -> Any? {
+        guard written.defaults === defaults, written.write > seenWrite,
             ObservationRegistry.shared.isLastWrite(written.write, of: key.name),
             defaults.volatileDomain(forName: UserDefaults.argumentDomain)[key.name] == nil
         else { return nil }

@@ -181,11 +181,13 @@ final class Suite: @unchecked Sendable {
                     ObservationRegistry.shared.beginSilentWrites(of: domain.order)
                     silencedKeys += domain.order
                 }
-                try write(domain)
+                // Counted before the write: a read that may have seen the new value then
+                // finds the write counted, and its observer takes no older tree after it.
                 for key in domain.order {
                     let count = ObservationRegistry.shared.recordWrite(of: key)
                     written.append(Written(suite: domain.suite, defaults: domain.defaults, key: key, tree: domain.changes[key]!, count: count))
                 }
+                try write(domain)
             }
             return (result, written)
         }

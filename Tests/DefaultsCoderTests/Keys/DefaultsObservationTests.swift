@@ -336,6 +336,51 @@ struct DefaultsObservationTests {
         withExtendedLifetime(observation) {}
     }
 
+    @Test("an announcement that arrives after a newer value was read back keeps the newer value")
+    func lateAnnouncementAfterUncountedWrite() async throws {
+        let suite = TestSuite()
+        let key = DefaultsKey<Int>(uniqueKey("overtaken"), default: 0)
+        let events = Locked<[[Int]]>([])
+        let observation = suite.defaults.observe(key, initial: false) { old, new in events.withLock { $0.append([old, new]) } }
+        suite.defaults[key] = 1
+        let writeOf1 = ObservationRegistry.shared.writeCount(of: key.name)
+        // A write the package did not count — the app's plain set, another process's
+        // write, or a package write that reached the store before its count — is read
+        // back, and the announcement of the write of 1 comes after, with its tree.
+        suite.defaults.set(2, forKey: key.name)
+        ObservationRegistry.shared.checkAll()
+        ObservationRegistry.shared.check(key.name, written: WrittenTree(defaults: suite.defaults, tree: 1, write: writeOf1))
+        #expect(await eventually { events.withLock { $0.count } >= 2 })
+        #expect(events.withLock { $0 } == [[0, 1], [1, 2]])
+        #expect(suite.defaults[key] == 2)
+        withExtendedLifetime(observation) {}
+    }
+
+    @Test("a chain of observer writes, with announcements racing on other threads, is heard in the order written")
+    func chainWithRacingAnnouncements() async throws {
+        let suite = TestSuite()
+        let key = DefaultsKey<Int>(uniqueKey("chained"), default: 0)
+        let last = 60
+        let events = Locked<[[Int]]>([])
+        nonisolated(unsafe) let defaults = suite.defaults
+        let observation = suite.defaults.observe(key, initial: false) { old, new in
+            events.withLock { $0.append([old, new]) }
+            if new < last { try? defaults.write(new + 1, to: key) }
+        }
+        let stop = Locked(false)
+        let announcers = (0..<2).map { _ in
+            Thread { while !stop.withLock({ $0 }) { ObservationRegistry.shared.checkAll() } }
+        }
+        for announcer in announcers { announcer.start() }
+        defer { stop.withLock { $0 = true } }
+        #expect(await finishes { try? defaults.write(1, to: key) })
+        let expected = (0..<last).map { [$0, $0 + 1] }
+        #expect(await eventually { events.withLock { $0.count } >= last })
+        stop.withLock { $0 = true }
+        #expect(events.withLock { $0 } == expected)
+        withExtendedLifetime(observation) {}
+    }
+
     @Test("a write that a launch argument hides is no change, and the argument's value is what observers see")
     func launchArgumentOverride() async throws {
         let suite = TestSuite()
