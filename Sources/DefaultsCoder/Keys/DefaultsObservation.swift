@@ -216,7 +216,7 @@ struct WrittenTree {
     /// The object the tree was written through; observers of other objects read back.
     let defaults: UserDefaults
     let tree: Any
-    /// Which package write of the key this was (`ObservationRegistry.recordWrite(of:)`).
+    /// Which package write of the key this was (`ObservationRegistry.beginWrite(of:)`).
     let write: UInt64
 }
 
@@ -240,20 +240,32 @@ final class ObservationRegistry: Sendable {
 
     private let observers = Locked<[String: [ObjectIdentifier: any Rechecking]]>([:])
     private let foundationObserver = Locked<(any NSObjectProtocol)?>(nil)
-    /// How many package writes of each key name took their turn under a suite file's
-    /// write lock. A written tree stands for the stored value only while its write is
-    /// the last one counted: a later write to the key, in any suite, sends observers
-    /// back to reading.
-    private let writes = Locked<[String: UInt64]>([:])
+    /// How many package writes of each key name began, and how many ended, under a
+    /// suite file's write lock. A written tree stands for the stored value only while
+    /// its write is the last one begun: a later write to the key, in any suite, sends
+    /// observers back to reading.
+    ///
+    /// Two counts, because two questions: an observer asks which writes a read may have
+    /// seen (every write begun by the time the read ended), a reader of the value asks
+    /// whether a write landed while it read (a write ended since it began reading).
+    private let writes = Locked<[String: (begun: UInt64, ended: UInt64)]>([:])
 
-    /// Counts a write of `name`; called under the suite file's write lock, right before
-    /// the write, so that counts follow the order the writes reach the file in, and a
-    /// read that can have seen a write's value finds it counted.
-    func recordWrite(of name: String) -> UInt64 {
+    /// Counts the start of a write of `name`; called under the suite file's write lock,
+    /// right before the write, so that counts follow the order the writes reach the file
+    /// in, and a read that can have seen a write's value finds it begun.
+    ///
+    /// - Returns: Which write of `name` this is, for `WrittenTree.write`.
+    func beginWrite(of name: String) -> UInt64 {
         writes.withLock { writes in
-            let count = writes[name, default: 0] &+ 1
-            writes[name] = count
-            return count
+            writes[name, default: (0, 0)].begun &+= 1
+            return writes[name]!.begun
+        }
+    }
+
+    /// Counts the end of a write of each of `names`, whether it succeeded or threw.
+    func endWrites(of names: [String]) {
+        writes.withLock { writes in
+            for name in names { writes[name, default: (0, 0)].ended &+= 1 }
         }
     }
 
@@ -281,14 +293,20 @@ final class ObservationRegistry: Sendable {
         silentWrites.withLock { !$0.isEmpty && $0[name] != nil }
     }
 
-    /// How many package writes of `name` were counted so far.
+    /// How many package writes of `name` ended so far: a reader that finds the count
+    /// changed across its read may have read the value from before a write.
     func writeCount(of name: String) -> UInt64 {
-        writes.withLock { $0[name, default: 0] }
+        writes.withLock { $0[name]?.ended ?? 0 }
     }
 
-    /// Whether `write` is still the last counted write of `name`.
+    /// How many package writes of `name` began so far.
+    fileprivate func begunWriteCount(of name: String) -> UInt64 {
+        writes.withLock { $0[name]?.begun ?? 0 }
+    }
+
+    /// Whether `write` is still the last write of `name` begun.
     fileprivate func isLastWrite(_ write: UInt64, of name: String) -> Bool {
-        writes.withLock { $0[name] == write }
+        writes.withLock { $0[name]?.begun == write }
     }
 
     fileprivate func add(_ observer: some Rechecking, for name: String) {
@@ -335,9 +353,8 @@ private final class KeyObserver<Value: Codable & Sendable>: Rechecking, @uncheck
     private let key: DefaultsKey<Value>
     private let handler: @Sendable (Value, Value) -> Void
     /// What the observer last read; `isRead` is false until its first read. `seenWrite`
-    /// is the count of package writes of the key (`ObservationRegistry.writeCount(of:)`)
-    /// when that value was taken: a written tree is newer than the value only when its
-    /// write was counted after that.
+    /// is how many package writes of the key had begun when that value was taken: a
+    /// written tree is newer than the value only when its write began after that.
     private let last: Locked<(stored: Any?, value: Value, isCancelled: Bool, isRead: Bool, seenWrite: UInt64)>
     /// Changes found and not yet handed to the handler: two threads that find two
     /// changes one after the other hand them over in that order, and never at once.
@@ -364,7 +381,7 @@ private final class KeyObserver<Value: Codable & Sendable>: Rechecking, @uncheck
 
     func noteRead(stored: Any?, value: Any) {
         guard let value = value as? Value else { return }
-        let seenWrite = ObservationRegistry.shared.writeCount(of: key.name)
+        let seenWrite = ObservationRegistry.shared.begunWriteCount(of: key.name)
         last.withLock { last in
             guard !last.isCancelled else { return }
             (last.stored, last.value, last.isRead) = (stored, value, true)
@@ -388,9 +405,9 @@ private final class KeyObserver<Value: Codable & Sendable>: Rechecking, @uncheck
                 (stored, last.seenWrite) = (tree, written.write)
             } else {
                 stored = defaults.object(forKey: key.name)
-                // Counted after the read: a write counted by then began before the read
-                // ended, so its tree may be older than what was read.
-                last.seenWrite = ObservationRegistry.shared.writeCount(of: key.name)
+                // Taken after the read: a write begun by then may be what was read, or
+                // older than what was read, and its tree is not taken after it.
+                last.seenWrite = ObservationRegistry.shared.begunWriteCount(of: key.name)
             }
             let value: Value
             do {
@@ -418,9 +435,9 @@ private final class KeyObserver<Value: Codable & Sendable>: Rechecking, @uncheck
     }
 
     /// The tree just written, when it is what reading the key back would give: written
-    /// through this observer's object, counted after the value the observer holds was
-    /// taken (`seenWrite`), no package write of the key since, and no launch argument
-    /// that overrides the key. Otherwise `nil`, and the key is read back.
+    /// through this observer's object, begun after the value the observer holds was
+    /// taken (`seenWrite`), no package write of the key begun since, and no launch
+    /// argument that overrides the key. Otherwise `nil`, and the key is read back.
     ///
     /// The count after the observer's own value matters because not every write is
     /// counted — the app's plain `set(_:forKey:)`, another process's write — and a

@@ -181,12 +181,14 @@ final class Suite: @unchecked Sendable {
                     ObservationRegistry.shared.beginSilentWrites(of: domain.order)
                     silencedKeys += domain.order
                 }
-                // Counted before the write: a read that may have seen the new value then
-                // finds the write counted, and its observer takes no older tree after it.
+                // Begun before the write: a read that may have seen the new value then
+                // finds the write begun, and its observer takes no older tree after it.
+                // Ended after it: a reader that began before then finds a write ended.
                 for key in domain.order {
-                    let count = ObservationRegistry.shared.recordWrite(of: key)
+                    let count = ObservationRegistry.shared.beginWrite(of: key)
                     written.append(Written(suite: domain.suite, defaults: domain.defaults, key: key, tree: domain.changes[key]!, count: count))
                 }
+                defer { ObservationRegistry.shared.endWrites(of: domain.order) }
                 try write(domain)
             }
             return (result, written)

@@ -328,7 +328,8 @@ struct DefaultsObservationTests {
         // Writer A wrote 1 and counted its write; writer B then wrote 2, and B's
         // announcement ran first. A's announcement comes last, with A's tree.
         suite.defaults[key] = 1
-        let writeOfA = ObservationRegistry.shared.recordWrite(of: key.name)
+        let writeOfA = ObservationRegistry.shared.beginWrite(of: key.name)
+        ObservationRegistry.shared.endWrites(of: [key.name])
         suite.defaults[key] = 2
         ObservationRegistry.shared.check(key.name, written: WrittenTree(defaults: suite.defaults, tree: 1, write: writeOfA))
         #expect(await eventually { events.withLock { $0.count } >= 2 })
