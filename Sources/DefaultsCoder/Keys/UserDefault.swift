@@ -74,9 +74,21 @@ public struct UserDefault<Value: Codable & Sendable>: @unchecked Sendable {
     /// tvOS 17, watchOS 10, or Linux; elsewhere reading just reads.)
     public var wrappedValue: Value {
         get {
-            let writes = ObservationRegistry.shared.writeCount(of: key.name)
-            let stored = store.object(forKey: key.name)
-            let value = store.readValue(for: key, stored: stored)
+            // Read again while a package write of the key ends during the read: the
+            // tracking that registers below is installed only after the body that reads
+            // returns, so a change announced meanwhile never reaches it, and it must
+            // start from the value after that write. A few tries; past them a write
+            // still landing is announced to trackings already installed.
+            var writes = ObservationRegistry.shared.writeCount(of: key.name)
+            var stored = store.object(forKey: key.name)
+            var value = store.readValue(for: key, stored: stored)
+            for _ in 0..<3 {
+                let now = ObservationRegistry.shared.writeCount(of: key.name)
+                if now == writes { break }
+                writes = now
+                stored = store.object(forKey: key.name)
+                value = store.readValue(for: key, stored: stored)
+            }
             tracking.access(key, in: store, read: stored, value: value, writesBefore: writes)
             return value
         }

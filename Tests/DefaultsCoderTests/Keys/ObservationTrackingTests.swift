@@ -184,4 +184,55 @@ struct ObservationTrackingTests {
         #expect(await eventually { tracking.value == 1 })
         #expect(model.launchCount == 1)
     }
+
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    @Test("a write that began before a tracked read and landed during it is what the read returns, and onChange fires for the next")
+    func writeLandingDuringRead() async throws {
+        let suite = TestSuite()
+        let key = DefaultsKey<Interrupted>(uniqueKey("interrupted"), default: Interrupted(value: 0))
+        try suite.defaults.write(Interrupted(value: 1), to: key)
+        let wrapper = UserDefault(key, store: suite.defaults)
+        // A package write of the key has begun, and lands while the wrapper decodes what
+        // it read: after its read, before it registers with the tracking.
+        _ = ObservationRegistry.shared.beginWrite(of: key.name)
+        nonisolated(unsafe) let defaults = suite.defaults
+        Interrupted.duringNextDecode.withLock {
+            $0 = {
+                defaults.set(2, forKey: key.name)
+                ObservationRegistry.shared.endWrites(of: [key.name])
+                ObservationRegistry.shared.check(key.name)
+            }
+        }
+        // `onChange` is installed once the read returns: a change announced during the
+        // read is lost to it, so the read must return the value after the write.
+        let tracking = TrackingCount { #expect(wrapper.wrappedValue == Interrupted(value: 2)) }
+        #expect(tracking.value == 0)
+        try suite.defaults.write(Interrupted(value: 3), to: key)
+        #expect(await eventually { tracking.value == 1 })
+        #expect(wrapper.wrappedValue == Interrupted(value: 3))
+    }
+}
+
+/// An `Int` whose next decoding runs `duringNextDecode` first: a way in between a
+/// wrapper's read of the stored value and what it does after.
+private struct Interrupted: Codable, Sendable, Equatable {
+    static let duringNextDecode = Locked<(@Sendable () -> Void)?>(nil)
+    var value: Int
+
+    init(value: Int) {
+        self.value = value
+    }
+
+    init(from decoder: any Decoder) throws {
+        let action = Self.duringNextDecode.withLock { action in
+            defer { action = nil }
+            return action
+        }
+        action?()
+        value = try Int(from: decoder)
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        try value.encode(to: encoder)
+    }
 }
