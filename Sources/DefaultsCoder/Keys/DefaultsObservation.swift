@@ -249,6 +249,10 @@ final class ObservationRegistry: Sendable {
     /// seen (every write begun by the time the read ended), a reader of the value asks
     /// whether a write landed while it read (a write ended since it began reading).
     private let writes = Locked<[String: (begun: UInt64, ended: UInt64)]>([:])
+    /// How many changes Foundation announced (`didChangeNotification`), of any key:
+    /// they are not counted by key, and a reader of any key takes one as a possible
+    /// change of its own.
+    private let announcements = Locked<UInt64>(0)
 
     /// Counts the start of a write of `name`; called under the suite file's write lock,
     /// right before the write, so that counts follow the order the writes reach the file
@@ -293,10 +297,11 @@ final class ObservationRegistry: Sendable {
         silentWrites.withLock { !$0.isEmpty && $0[name] != nil }
     }
 
-    /// How many package writes of `name` ended so far: a reader that finds the count
-    /// changed across its read may have read the value from before a write.
+    /// How many package writes of `name` ended so far, plus how many changes Foundation
+    /// announced: a reader that finds the count changed across its read may have read
+    /// the value from before a change that was announced while it read.
     func writeCount(of name: String) -> UInt64 {
-        writes.withLock { $0[name]?.ended ?? 0 }
+        writes.withLock { $0[name]?.ended ?? 0 } &+ announcements.withLock { $0 }
     }
 
     /// How many package writes of `name` began so far.
@@ -334,12 +339,17 @@ final class ObservationRegistry: Sendable {
         for observer in everyone { observer.recheck(written: nil, reporting: true) }
     }
 
-    private func listenToFoundation() {
+    /// Starts hearing the changes Foundation announces, once: an observer needs them,
+    /// and so does a reader that must know whether one came while it read.
+    func listenToFoundation() {
         foundationObserver.withLock { token in
             guard token == nil else { return }
             token = NotificationCenter.default.addObserver(
                 forName: UserDefaults.didChangeNotification, object: nil, queue: nil
             ) { _ in
+                // Counted before the observers look: a reader that then finds the count
+                // unchanged read after the change.
+                ObservationRegistry.shared.announcements.withLock { $0 &+= 1 }
                 ObservationRegistry.shared.checkAll()
             }
         }

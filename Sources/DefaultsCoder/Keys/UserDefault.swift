@@ -74,11 +74,13 @@ public struct UserDefault<Value: Codable & Sendable>: @unchecked Sendable {
     /// tvOS 17, watchOS 10, or Linux; elsewhere reading just reads.)
     public var wrappedValue: Value {
         get {
-            // Read again while a package write of the key ends during the read: the
-            // tracking that registers below is installed only after the body that reads
-            // returns, so a change announced meanwhile never reaches it, and it must
-            // start from the value after that write. A few tries; past them a write
-            // still landing is announced to trackings already installed.
+            // Read again while a change of the key is announced during the read (a
+            // package write that ends, a change Foundation announces): the tracking that
+            // registers below is installed only after the body that reads returns, so a
+            // change announced meanwhile never reaches it, and it must start from the
+            // value after that change. A few tries; past them a change still landing is
+            // announced to trackings already installed.
+            ObservationRegistry.shared.listenToFoundation()
             var writes = ObservationRegistry.shared.writeCount(of: key.name)
             var stored = store.object(forKey: key.name)
             var value = store.readValue(for: key, stored: stored)

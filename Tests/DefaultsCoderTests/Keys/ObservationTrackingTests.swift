@@ -185,26 +185,49 @@ struct ObservationTrackingTests {
         #expect(model.launchCount == 1)
     }
 
+    /// A change of a key that lands while a wrapper reads it.
+    enum Interruption: String, CaseIterable, CustomStringConvertible {
+        /// A package write that began before the read and ends during it.
+        case packageWrite
+        /// A change Foundation announces (`didChangeNotification`), of no key in particular.
+        case foundationAnnounced
+        var description: String { rawValue }
+
+        /// Sets things up before the read; returns what changes the key during it.
+        func prepare(_ name: String, in defaults: UserDefaults) -> @Sendable () -> Void {
+            nonisolated(unsafe) let defaults = defaults
+            switch self {
+            case .packageWrite:
+                _ = ObservationRegistry.shared.beginWrite(of: name)
+                return {
+                    defaults.set(2, forKey: name)
+                    ObservationRegistry.shared.endWrites(of: [name])
+                    ObservationRegistry.shared.check(name)
+                }
+            case .foundationAnnounced:
+                return {
+                    defaults.set(2, forKey: name)
+                    NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: defaults)
+                }
+            }
+        }
+    }
+
     @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
-    @Test("a write that began before a tracked read and landed during it is what the read returns, and onChange fires for the next")
-    func writeLandingDuringRead() async throws {
+    @Test(
+        "a change announced while a tracked read decodes is what the read returns, and onChange fires for the next",
+        .serialized, arguments: Interruption.allCases)
+    func changeLandingDuringRead(interruption: Interruption) async throws {
         let suite = TestSuite()
         let key = DefaultsKey<Interrupted>(uniqueKey("interrupted"), default: Interrupted(value: 0))
         try suite.defaults.write(Interrupted(value: 1), to: key)
         let wrapper = UserDefault(key, store: suite.defaults)
-        // A package write of the key has begun, and lands while the wrapper decodes what
-        // it read: after its read, before it registers with the tracking.
-        _ = ObservationRegistry.shared.beginWrite(of: key.name)
-        nonisolated(unsafe) let defaults = suite.defaults
-        Interrupted.duringNextDecode.withLock {
-            $0 = {
-                defaults.set(2, forKey: key.name)
-                ObservationRegistry.shared.endWrites(of: [key.name])
-                ObservationRegistry.shared.check(key.name)
-            }
-        }
+        // The change lands while the wrapper decodes what it read: after its read,
+        // before it registers with the tracking.
+        let change = interruption.prepare(key.name, in: suite.defaults)
+        Interrupted.duringNextDecode.withLock { $0 = change }
         // `onChange` is installed once the read returns: a change announced during the
-        // read is lost to it, so the read must return the value after the write.
+        // read is lost to it, so the read must return the value after the change.
         let tracking = TrackingCount { #expect(wrapper.wrappedValue == Interrupted(value: 2)) }
         #expect(tracking.value == 0)
         try suite.defaults.write(Interrupted(value: 3), to: key)
@@ -214,7 +237,8 @@ struct ObservationTrackingTests {
 }
 
 /// An `Int` whose next decoding runs `duringNextDecode` first: a way in between a
-/// wrapper's read of the stored value and what it does after.
+/// wrapper's read of the stored value and what it does after. One hook for the type:
+/// the test that uses it runs its cases one at a time.
 private struct Interrupted: Codable, Sendable, Equatable {
     static let duringNextDecode = Locked<(@Sendable () -> Void)?>(nil)
     var value: Int
