@@ -247,12 +247,11 @@ final class ObservationRegistry: Sendable {
     ///
     /// Two counts, because two questions: an observer asks which writes a read may have
     /// seen (every write begun by the time the read ended), a reader of the value asks
-    /// whether a write landed while it read (a write ended since it began reading).
-    private let writes = Locked<[String: (begun: UInt64, ended: UInt64)]>([:])
-    /// How many changes Foundation announced (`didChangeNotification`), of any key:
-    /// they are not counted by key, and a reader of any key takes one as a possible
-    /// change of its own.
-    private let announcements = Locked<UInt64>(0)
+    /// whether a change landed while it read (a write ended since it began reading).
+    /// `announced` counts the changes Foundation announced (`didChangeNotification`),
+    /// of any key: they are not counted by key, and a reader of any key takes one as a
+    /// possible change of its own.
+    private let writes = Locked<(byKey: [String: (begun: UInt64, ended: UInt64)], announced: UInt64)>(([:], 0))
 
     /// Counts the start of a write of `name`; called under the suite file's write lock,
     /// right before the write, so that counts follow the order the writes reach the file
@@ -261,15 +260,15 @@ final class ObservationRegistry: Sendable {
     /// - Returns: Which write of `name` this is, for `WrittenTree.write`.
     func beginWrite(of name: String) -> UInt64 {
         writes.withLock { writes in
-            writes[name, default: (0, 0)].begun &+= 1
-            return writes[name]!.begun
+            writes.byKey[name, default: (0, 0)].begun &+= 1
+            return writes.byKey[name]!.begun
         }
     }
 
     /// Counts the end of a write of each of `names`, whether it succeeded or threw.
     func endWrites(of names: [String]) {
         writes.withLock { writes in
-            for name in names { writes[name, default: (0, 0)].ended &+= 1 }
+            for name in names { writes.byKey[name, default: (0, 0)].ended &+= 1 }
         }
     }
 
@@ -300,18 +299,19 @@ final class ObservationRegistry: Sendable {
     /// How many package writes of `name` ended so far, plus how many changes Foundation
     /// announced: a reader that finds the count changed across its read may have read
     /// the value from before a change that was announced while it read.
-    func writeCount(of name: String) -> UInt64 {
-        writes.withLock { $0[name]?.ended ?? 0 } &+ announcements.withLock { $0 }
+    func changeCount(of name: String) -> UInt64 {
+        writes.withLock { ($0.byKey[name]?.ended ?? 0) &+ $0.announced }
     }
 
-    /// How many package writes of `name` began so far.
-    fileprivate func begunWriteCount(of name: String) -> UInt64 {
-        writes.withLock { $0[name]?.begun ?? 0 }
+    /// How many package writes of `name` began so far: the number the next one's
+    /// `beginWrite(of:)` returns, less one.
+    func begunWriteCount(of name: String) -> UInt64 {
+        writes.withLock { $0.byKey[name]?.begun ?? 0 }
     }
 
     /// Whether `write` is still the last write of `name` begun.
     fileprivate func isLastWrite(_ write: UInt64, of name: String) -> Bool {
-        writes.withLock { $0[name]?.begun == write }
+        writes.withLock { $0.byKey[name]?.begun == write }
     }
 
     fileprivate func add(_ observer: some Rechecking, for name: String) {
@@ -349,7 +349,7 @@ final class ObservationRegistry: Sendable {
             ) { _ in
                 // Counted before the observers look: a reader that then finds the count
                 // unchanged read after the change.
-                ObservationRegistry.shared.announcements.withLock { $0 &+= 1 }
+                ObservationRegistry.shared.writes.withLock { $0.announced &+= 1 }
                 ObservationRegistry.shared.checkAll()
             }
         }

@@ -26,16 +26,17 @@ final class KeyTracking: Sendable {
     /// Tells the Observation framework that the value for `key` in `store` was read.
     /// Registers a read of `key` with the tracking in progress, if any: `stored` and
     /// `value` are what the reader got. The next change is measured against them, and
-    /// a package write ended since `writesBefore` fires at once for the trackings
-    /// already installed: the reader may have read the value before it. (The tracking
-    /// in progress is installed only when its reading body returns, and hears nothing
-    /// before then: the wrapper reads again instead, while writes end during its read.)
-    func access<Value>(_ key: DefaultsKey<Value>, in store: UserDefaults, read stored: Any?, value: Value, writesBefore: UInt64) {
+    /// a change counted since `changesBefore` (`ObservationRegistry.changeCount(of:)`)
+    /// fires at once for the trackings already installed: the reader may have read the
+    /// value before it. (The tracking in progress is installed only when its reading
+    /// body returns, and hears nothing before then: the wrapper reads again instead,
+    /// while changes are announced during its read.)
+    func access<Value>(_ key: DefaultsKey<Value>, in store: UserDefaults, read stored: Any?, value: Value, changesBefore: UInt64) {
         #if canImport(Observation)
         if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
             let tracker = tracker(for: key, in: store)
             tracker.access(read: stored, value: value)
-            if ObservationRegistry.shared.writeCount(of: key.name) != writesBefore { tracker.changed() }
+            if ObservationRegistry.shared.changeCount(of: key.name) != changesBefore { tracker.changed() }
         }
         #endif
     }

@@ -81,18 +81,18 @@ public struct UserDefault<Value: Codable & Sendable>: @unchecked Sendable {
             // value after that change. A few tries; past them a change still landing is
             // announced to trackings already installed.
             ObservationRegistry.shared.listenToFoundation()
-            var writes = ObservationRegistry.shared.writeCount(of: key.name)
-            var stored = store.object(forKey: key.name)
-            var value = store.readValue(for: key, stored: stored)
-            for _ in 0..<3 {
-                let now = ObservationRegistry.shared.writeCount(of: key.name)
-                if now == writes { break }
-                writes = now
-                stored = store.object(forKey: key.name)
-                value = store.readValue(for: key, stored: stored)
+            var changes = ObservationRegistry.shared.changeCount(of: key.name)
+            var rereads = 0
+            while true {
+                let stored = store.object(forKey: key.name)
+                let value = store.readValue(for: key, stored: stored)
+                let now = ObservationRegistry.shared.changeCount(of: key.name)
+                if now == changes || rereads == 3 {
+                    tracking.access(key, in: store, read: stored, value: value, changesBefore: changes)
+                    return value
+                }
+                (changes, rereads) = (now, rereads + 1)
             }
-            tracking.access(key, in: store, read: stored, value: value, writesBefore: writes)
-            return value
         }
         nonmutating set { store[key] = newValue }
     }

@@ -344,7 +344,7 @@ struct DefaultsObservationTests {
         let events = Locked<[[Int]]>([])
         let observation = suite.defaults.observe(key, initial: false) { old, new in events.withLock { $0.append([old, new]) } }
         suite.defaults[key] = 1
-        let writeOf1 = ObservationRegistry.shared.writeCount(of: key.name)
+        let writeOf1 = ObservationRegistry.shared.begunWriteCount(of: key.name)
         // A write the package did not count — the app's plain set, another process's
         // write, or a package write that reached the store before its count — is read
         // back, and the announcement of the write of 1 comes after, with its tree.
