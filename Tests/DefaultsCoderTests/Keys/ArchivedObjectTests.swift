@@ -25,6 +25,9 @@ struct ArchivedObjectTests {
         @UserDefault(key, store: suite.defaults) var wrapped
         #expect(wrapped?.object == token)
         wrapped = nil
+        // Awaited: another test's announcement may find a change first and hand it to
+        // the handler from its own thread, a moment after the write returns.
+        #expect(await eventually { heard.withLock { $0 }.count >= 2 })
         #expect(heard.withLock { $0 } == [token.uuidString, "nil"])
         withExtendedLifetime(observation) {}
     }

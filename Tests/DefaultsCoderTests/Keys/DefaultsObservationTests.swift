@@ -482,6 +482,7 @@ struct DefaultsObservationInitialAndKeysTests {
         try suite.defaults.write("Ada", to: name)
         try suite.defaults.write("Ada", to: name)  // no change
         try suite.defaults.write(2, to: count)
+        #expect(await eventually { heard.withLock { $0 }.count >= 3 })
         #expect(heard.withLock { $0 } == [count.name, name.name, count.name])
         #expect(await iterator.next()?.name == count.name)
         #expect(await iterator.next()?.name == name.name)
