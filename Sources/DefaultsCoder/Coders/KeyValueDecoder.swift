@@ -66,7 +66,8 @@ public struct KeyValueDecoder: Sendable {
         // An `Any?` passed as `Any` arrives wrapped: unwrap it once here so the fast
         // paths below see the tree itself.
         let value = flattenOptional(value) ?? value
-        let decoder = DecoderImpl(options: self, form: form, levels: PathLevels(), value: value, parent: nil, step: nil)
+        let decoder = DecoderImpl(options: self, form: form, levels: PathLevels(), value: value, parent: nil, step: nil, reusesKeyedLevels: true)
+        defer { decoder.releaseKeyedLevels() }
         return try decoder.unbox(value, as: type, parent: nil, step: nil)
     }
 }
@@ -112,9 +113,16 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
     @exclusivity(unchecked) private var modelTypes = ModelTypes()
     /// The path of the value being decoded; a super decoder starts from a copy.
     @exclusivity(unchecked) var levels: PathLevels
+    /// The keyed containers' objects by depth, for the next container at the same depth.
+    /// Each holds this decoder: `releaseKeyedLevels()` ends the cycle when the decode ends.
+    @exclusivity(unchecked) private var keyedLevels: [KeyedLevel?] = []
+    /// Whether this decoder keeps `keyedLevels`: a super decoder, whose end nobody sees,
+    /// makes a new object for each container instead.
+    private let reusesKeyedLevels: Bool
 
-    init(options: KeyValueDecoder, form: any DecodingForm, levels: PathLevels, value: Any, parent: CodingPathNode?, step: PathStep?) {
+    init(options: KeyValueDecoder, form: any DecodingForm, levels: PathLevels, value: Any, parent: CodingPathNode?, step: PathStep?, reusesKeyedLevels: Bool) {
         self.options = options
+        self.reusesKeyedLevels = reusesKeyedLevels
         self.form = form
         self.levels = levels
         self.value = value
@@ -135,7 +143,7 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
         let node = levels.appending(step, to: parent)
         try checkContainerDepth(node)
         let dictionary = try keyedEntries(value, parent: parent, step: step, node: node)
-        return KeyedDecodingContainer(KeyedContainer<Key>(decoder: self, dictionary: dictionary, node: node))
+        return KeyedDecodingContainer(KeyedContainer<Key>(keyedLevel(dictionary, node: node)))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -143,6 +151,28 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
         try checkContainerDepth(node)
         let array = try unboxArray(value, parent: parent, step: step)
         return UnkeyedContainer(decoder: self, array: array, node: node)
+    }
+
+    /// The object for a keyed container of `dictionary` at `node`: the one the last
+    /// container at that depth had, when no container holds it any more (one kept past
+    /// its value, or one still reading at that depth, keeps its own), else a new one.
+    func keyedLevel(_ dictionary: [String: Any], node: CodingPathNode?) -> KeyedLevel {
+        let depth = node?.depth ?? 0
+        guard reusesKeyedLevels else { return KeyedLevel(decoder: self, dictionary: dictionary, node: node) }
+        while keyedLevels.count <= depth { keyedLevels.append(nil) }
+        if isKnownUniquelyReferenced(&keyedLevels[depth]), let level = keyedLevels[depth] {
+            level.dictionary = dictionary
+            level.node = node
+            return level
+        }
+        let level = KeyedLevel(decoder: self, dictionary: dictionary, node: node)
+        keyedLevels[depth] = level
+        return level
+    }
+
+    /// Drops the kept keyed containers' objects, which hold this decoder.
+    func releaseKeyedLevels() {
+        keyedLevels = []
     }
 
     /// Throws when a container for the value at `node` would sit deeper than data may nest.
@@ -533,7 +563,7 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
 
     /// A decoder of its own for `superDecoder()`, since the caller may keep it.
     func makeSuperDecoder(value: Any, at node: CodingPathNode?, step: PathStep) -> DecoderImpl {
-        let decoder = DecoderImpl(options: options, form: form, levels: levels, value: value, parent: node, step: step)
+        let decoder = DecoderImpl(options: options, form: form, levels: levels, value: value, parent: node, step: step, reusesKeyedLevels: false)
         decoder.nesting = nesting
         return decoder
     }
@@ -580,14 +610,18 @@ extension Dictionary: StringKeyedDictionaryDecodable where Key == String, Value:
 
 // MARK: - Containers
 
-/// A struct of two references and a node, which `KeyedDecodingContainer`'s box copies
-/// out of itself at every `decode` call (two retains and releases): fewer instructions
-/// than allocating a class container for each keyed value.
-private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+/// What a keyed container reads, in one object: `KeyedDecodingContainer`'s box copies
+/// its container out of itself at every `decode` call, and a container of one reference
+/// costs one atomic retain and release there, where the decoder and the dictionary
+/// held apart cost two of each. The decoder hands the same object to the next container
+/// at the same depth once no container holds it any more (`DecoderImpl.keyedLevel`), so
+/// that it is allocated once per depth, not once per keyed value.
+private final class KeyedLevel {
     let decoder: DecoderImpl
-    let dictionary: [String: Any]
-    /// The path of the value this container reads.
-    let node: CodingPathNode?
+    // Written only while the decoder holds the one reference to this object.
+    @exclusivity(unchecked) var dictionary: [String: Any]
+    /// The path of the value the container reads.
+    @exclusivity(unchecked) var node: CodingPathNode?
 
     init(decoder: DecoderImpl, dictionary: [String: Any], node: CodingPathNode?) {
         self.decoder = decoder
@@ -595,15 +629,35 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         self.node = node
     }
 
+    func entry(_ name: String) -> Any? { dictionary[name] }
+}
+
+private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    let level: KeyedLevel
+
+    init(_ level: KeyedLevel) {
+        self.level = level
+    }
+
+    // Borrowed, not copied: a copy is a retain and a release for each value read.
+    private var decoder: DecoderImpl { _read { yield level.decoder } }
+    private var dictionary: [String: Any] { _read { yield level.dictionary } }
+
+    /// The value under `name`. The name is asked of the key before the dictionary is
+    /// borrowed: a call into the key's code while it is would make Swift copy it.
+    @inline(__always)
+    private func entry(_ name: String) -> Any? { level.entry(name) }
+    private var node: CodingPathNode? { level.node }
+
     var codingPath: [any CodingKey] { decoder.levels.codingPath(of: node) }
 
     var allKeys: [Key] { dictionary.keys.compactMap { Key(stringValue: $0) } }
 
-    func contains(_ key: Key) -> Bool { dictionary[key.stringValue] != nil }
+    func contains(_ key: Key) -> Bool { entry(key.stringValue) != nil }
 
     @inline(__always)
     private func value(for key: Key) throws -> Any {
-        guard let value = dictionary[key.stringValue] else {
+        guard let value = entry(key.stringValue) else {
             throw DecodingError.missingKey(key, containerPath: codingPath)
         }
         return value
@@ -637,12 +691,12 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     /// An absent key or a `nil` gives `nil`. Read as the optional itself would be, so
     /// that what `encodeIfPresent` and `encode` wrote read back the same.
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-        guard let value = dictionary[key.stringValue] else { return nil }
+        guard let value = entry(key.stringValue) else { return nil }
         return try decoder.unboxWrapped(decoder.form.unwrap(value), as: type, parent: node, step: .key(key))
     }
 
     func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
-        guard let value = dictionary[key.stringValue] else { return nil }
+        guard let value = entry(key.stringValue) else { return nil }
         return try decoder.unboxWrapped(decoder.form.unwrap(value), as: type, parent: node, step: .key(key))
     }
 
@@ -651,7 +705,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         let nestedNode = decoder.levels.push(.key(key), below: node)
         try decoder.checkContainerDepth(nestedNode)
         let nested = try decoder.keyedEntries(value, parent: node, step: .key(key), node: nestedNode)
-        return KeyedDecodingContainer(KeyedContainer<NestedKey>(decoder: decoder, dictionary: nested, node: nestedNode))
+        return KeyedDecodingContainer(KeyedContainer<NestedKey>(decoder.keyedLevel(nested, node: nestedNode)))
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
@@ -672,7 +726,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     private func superDecoder(named key: some CodingKey) -> any Decoder {
         // As JSONDecoder does: a missing key gives a decoder of nil, not an error.
-        let value = dictionary[key.stringValue] ?? (Optional<Any>.none as Any)
+        let value = entry(key.stringValue) ?? (Optional<Any>.none as Any)
         return decoder.makeSuperDecoder(value: value, at: node, step: .key(key))
     }
 }
@@ -766,7 +820,7 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
         let nested = try next([String: Any].self) { decoder, value, node, step in
             try decoder.keyedEntries(value, parent: node, step: step, node: nestedNode)
         }
-        return KeyedDecodingContainer(KeyedContainer<NestedKey>(decoder: decoder, dictionary: nested, node: nestedNode))
+        return KeyedDecodingContainer(KeyedContainer<NestedKey>(decoder.keyedLevel(nested, node: nestedNode)))
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {

@@ -556,6 +556,86 @@ struct KeyValueDecoderTests {
         indirect enum Nest: Decodable { case leaf(Int), branch([Nest]) }
         #expect(throws: DecodingError.self) { try KeyValueDecoder().decode([Nest].self, from: tower) }
     }
+
+    /// The keyed containers the `Keeper`s of one decode were given, in the order made.
+    final class KeptContainers: @unchecked Sendable {
+        static let key = CodingUserInfoKey(rawValue: "kept")!
+        var containers: [KeyedDecodingContainer<AnyKey>] = []
+    }
+
+    /// Keeps its keyed container, and reads the one kept before it while it is read.
+    struct Keeper: Decodable, Equatable {
+        let id: Int
+        let before: Int?
+        let inner: [Keeper]
+
+        init(from decoder: any Decoder) throws {
+            let kept = try #require(decoder.userInfo[KeptContainers.key] as? KeptContainers)
+            let container = try decoder.container(keyedBy: AnyKey.self)
+            before = try kept.containers.last?.decode(Int.self, forKey: "id")
+            kept.containers.append(container)
+            id = try container.decode(Int.self, forKey: "id")
+            inner = try container.decodeIfPresent([Keeper].self, forKey: "inner") ?? []
+        }
+    }
+
+    struct KeptRow: @unchecked Sendable, CustomTestStringConvertible {
+        let testDescription: String
+        let tree: [[String: Any]]
+        /// Each `Keeper`'s `before`, in the order their containers were made.
+        let befores: [Int?]
+        /// What each kept container reads once the decode has ended.
+        let ids: [Int]
+    }
+
+    static let keptRows = [
+        KeptRow(testDescription: "siblings, each at the depth of the one before", tree: [["id": 0], ["id": 1], ["id": 2]], befores: [nil, 0, 1], ids: [0, 1, 2]),
+        KeptRow(
+            testDescription: "a value's container still in use while the values below it are read",
+            tree: [["id": 0, "inner": [["id": 10], ["id": 11]]], ["id": 1, "inner": [["id": 20]]]],
+            befores: [nil, 0, 10, 11, 1], ids: [0, 10, 11, 1, 20]),
+    ]
+
+    @Test("a keyed container kept past its value reads its own values, while and after the decoder reads others at its depth", arguments: keptRows)
+    func keptContainers(row: KeptRow) throws {
+        let (tree, befores, ids) = (row.tree, row.befores, row.ids)
+        let kept = KeptContainers()
+        var decoder = KeyValueDecoder()
+        decoder.userInfo[KeptContainers.key] = kept
+        let keepers = try decoder.decode([Keeper].self, from: tree)
+        func flattened(_ keepers: [Keeper]) -> [Keeper] { keepers.flatMap { [$0] + flattened($0.inner) } }
+        #expect(flattened(keepers).map(\.before) == befores)
+        #expect(try kept.containers.map { try $0.decode(Int.self, forKey: "id") } == ids)
+    }
+
+    /// Holds, weakly, every decoder and super decoder a `Watched` was given.
+    final class WatchedDecoders: @unchecked Sendable {
+        static let key = CodingUserInfoKey(rawValue: "watched")!
+        struct Weak { weak var decoder: AnyObject? }
+        var decoders: [Weak] = []
+    }
+
+    /// Reads keyed containers at two depths, and through a super decoder.
+    struct Watched: Decodable {
+        init(from decoder: any Decoder) throws {
+            let watched = try #require(decoder.userInfo[WatchedDecoders.key] as? WatchedDecoders)
+            let container = try decoder.container(keyedBy: AnyKey.self)
+            _ = try container.nestedContainer(keyedBy: AnyKey.self, forKey: "nested").decode(Int.self, forKey: "a")
+            let superDecoder = try container.superDecoder()
+            _ = try superDecoder.container(keyedBy: AnyKey.self).decode(Int.self, forKey: "b")
+            watched.decoders += [.init(decoder: decoder as AnyObject), .init(decoder: superDecoder as AnyObject)]
+        }
+    }
+
+    @Test("a decode lets go of its decoders when it ends: the containers it keeps for reuse hold them only until then")
+    func decodersReleased() throws {
+        let watched = WatchedDecoders()
+        var decoder = KeyValueDecoder()
+        decoder.userInfo[WatchedDecoders.key] = watched
+        _ = try decoder.decode([Watched].self, from: [["nested": ["a": 1], "super": ["b": 2]], ["nested": ["a": 3], "super": ["b": 4]]])
+        #expect(watched.decoders.count == 4)
+        #expect(watched.decoders.allSatisfy { $0.decoder == nil })
+    }
 }
 
 extension KeyValueDecoder.KeyDecodingStrategy {
