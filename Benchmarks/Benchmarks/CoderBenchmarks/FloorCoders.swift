@@ -7,8 +7,10 @@
 //  that what `Codable` itself costs is told apart from what this package's features cost.
 //
 //  What it does that a naive coder does not: one coder object for a whole tree; keyed
-//  containers that hold only the coder and an index into its stack of dictionaries (one
-//  allocation per container: the box `KeyedEncodingContainer` must be); typed overloads
+//  encoding containers that hold only the coder and an index into its stack of
+//  dictionaries (one allocation per container: the box `KeyedEncodingContainer` must be);
+//  keyed decoding containers of one reference, an object reused at each depth, since the
+//  box copies its container at every call (one retain and release, not two); typed overloads
 //  for every primitive; leaves found by metatype; no runtime exclusivity checks on its
 //  state (as in this package); one look-up per `decodeIfPresent`; arrays of structs
 //  decoded in one loop into an array of the right size; dictionaries made with the size
@@ -150,10 +152,31 @@ final class FloorDecoder: Decoder, SingleValueDecodingContainer {
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
     @exclusivity(unchecked) private var value: Any
+    /// How many values deep the value being decoded is.
+    @exclusivity(unchecked) private var depth = 0
+    /// The keyed containers' objects by depth, handed to the next container at the
+    /// same depth once no container holds them (as this package's decoder does).
+    @exclusivity(unchecked) private var levels: [FloorLevel?] = []
 
     private init(value: Any) { self.value = value }
 
-    static func decode<T: Decodable>(_ type: T.Type, from value: Any) throws -> T { try FloorDecoder(value: value).unbox(value, as: type) }
+    static func decode<T: Decodable>(_ type: T.Type, from value: Any) throws -> T {
+        let decoder = FloorDecoder(value: value)
+        // The levels hold the decoder: let go of them when the decode ends.
+        defer { decoder.levels = [] }
+        return try decoder.unbox(value, as: type)
+    }
+
+    private func level(_ dictionary: [String: Any]) -> FloorLevel {
+        while levels.count <= depth { levels.append(nil) }
+        if isKnownUniquelyReferenced(&levels[depth]), let level = levels[depth] {
+            level.dictionary = dictionary
+            return level
+        }
+        let level = FloorLevel(decoder: self, dictionary: dictionary)
+        levels[depth] = level
+        return level
+    }
 
     fileprivate func unbox<T: Decodable>(_ value: Any, as type: T.Type) throws -> T {
         if T.self == String.self || T.self == Int.self || T.self == Double.self || T.self == Bool.self || T.self == Date.self
@@ -169,7 +192,11 @@ final class FloorDecoder: Decoder, SingleValueDecodingContainer {
         }
         var outer = value
         swap(&self.value, &outer)
-        defer { swap(&self.value, &outer) }
+        depth += 1
+        defer {
+            swap(&self.value, &outer)
+            depth -= 1
+        }
         return try T(from: self)
     }
 
@@ -183,7 +210,7 @@ final class FloorDecoder: Decoder, SingleValueDecodingContainer {
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         guard let dictionary = floorCast(value, to: [String: Any].self) else { throw FloorError() }
-        return KeyedDecodingContainer(FloorKeyedDecoding<Key>(decoder: self, dictionary: dictionary))
+        return KeyedDecodingContainer(FloorKeyedDecoding<Key>(level: level(dictionary)))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -211,19 +238,34 @@ extension Array: FloorDecodableArray where Element: Decodable {
     }
 }
 
-struct FloorKeyedDecoding<Key: CodingKey>: KeyedDecodingContainerProtocol {
+/// What a keyed container reads, in one object: the box `KeyedDecodingContainer` makes
+/// copies its container at every call, and a container of one reference is one retain.
+final class FloorLevel {
     let decoder: FloorDecoder
-    let dictionary: [String: Any]
+    @exclusivity(unchecked) var dictionary: [String: Any]
+
+    init(decoder: FloorDecoder, dictionary: [String: Any]) {
+        self.decoder = decoder
+        self.dictionary = dictionary
+    }
+
+    /// Looked up here, where the dictionary is borrowed rather than copied.
+    func entry(_ name: String) -> Any? { dictionary[name] }
+}
+
+struct FloorKeyedDecoding<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    let level: FloorLevel
+    private var decoder: FloorDecoder { _read { yield level.decoder } }
     var codingPath: [any CodingKey] { [] }
-    var allKeys: [Key] { dictionary.keys.compactMap { Key(stringValue: $0) } }
+    var allKeys: [Key] { level.dictionary.keys.compactMap { Key(stringValue: $0) } }
 
     @inline(__always)
     private func value(_ key: Key) throws -> Any {
-        guard let value = dictionary[key.stringValue] else { throw FloorError() }
+        guard let value = level.entry(key.stringValue) else { throw FloorError() }
         return value
     }
 
-    func contains(_ key: Key) -> Bool { dictionary[key.stringValue] != nil }
+    func contains(_ key: Key) -> Bool { level.entry(key.stringValue) != nil }
     func decodeNil(forKey key: Key) throws -> Bool { false }
     func decode(_ type: String.Type, forKey key: Key) throws -> String {
         guard let string = floorCast(try value(key), to: String.self) else { throw FloorError() }
@@ -247,12 +289,12 @@ struct FloorKeyedDecoding<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try decoder.unbox(value(key), as: type) }
     func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
-        guard let value = dictionary[key.stringValue] else { return nil }
+        guard let value = level.entry(key.stringValue) else { return nil }
         guard let string = floorCast(value, to: String.self) else { throw FloorError() }
         return string
     }
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-        guard let value = dictionary[key.stringValue] else { return nil }
+        guard let value = level.entry(key.stringValue) else { return nil }
         return try decoder.unbox(value, as: type)
     }
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
