@@ -302,7 +302,7 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
             let dictionary = try entries(value, parent: parent, step: step)
             var result = [String: Value](minimumCapacity: dictionary.count)
             for (key, element) in dictionary {
-                result[key] = try unbox(element, as: Value.self, parent: node, step: .key(KeyValueCodingKey(stringValue: key)))
+                result.updateValue(try unbox(element, as: Value.self, parent: node, step: .key(KeyValueCodingKey(stringValue: key))), forKey: key)
             }
             return result
         }
