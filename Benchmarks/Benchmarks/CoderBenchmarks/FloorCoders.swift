@@ -168,6 +168,8 @@ final class FloorDecoder: Decoder, SingleValueDecodingContainer {
     }
 
     private func level(_ dictionary: [String: Any]) -> FloorLevel {
+        // The root value (depth 1) has one container: nothing to keep it for.
+        guard depth > 1 else { return FloorLevel(decoder: self, dictionary: dictionary) }
         while levels.count <= depth { levels.append(nil) }
         if isKnownUniquelyReferenced(&levels[depth]), let level = levels[depth] {
             level.dictionary = dictionary
@@ -204,6 +206,9 @@ final class FloorDecoder: Decoder, SingleValueDecodingContainer {
     fileprivate func unboxElements<Element: Decodable>(_ array: [Any], as _: Element.Type) throws -> [Element] {
         var result: [Element] = []
         result.reserveCapacity(array.count)
+        // The elements sit one level below the array.
+        depth += 1
+        defer { depth -= 1 }
         for element in array { result.append(try unbox(element, as: Element.self)) }
         return result
     }

@@ -113,7 +113,8 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
     @exclusivity(unchecked) private var modelTypes = ModelTypes()
     /// The path of the value being decoded; a super decoder starts from a copy.
     @exclusivity(unchecked) var levels: PathLevels
-    /// The keyed containers' objects by depth, for the next container at the same depth.
+    /// The keyed containers' objects by depth (from depth 1), for the next container at
+    /// the same depth.
     /// Each holds this decoder: `releaseKeyedLevels()` ends the cycle when the decode ends.
     @exclusivity(unchecked) private var keyedLevels: [KeyedLevel?] = []
     /// Whether this decoder keeps `keyedLevels`: a super decoder, whose end nobody sees,
@@ -157,16 +158,18 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
     /// container at that depth had, when no container holds it any more (one kept past
     /// its value, or one still reading at that depth, keeps its own), else a new one.
     func keyedLevel(_ dictionary: [String: Any], node: CodingPathNode?) -> KeyedLevel {
-        let depth = node?.depth ?? 0
-        guard reusesKeyedLevels else { return KeyedLevel(decoder: self, dictionary: dictionary, node: node) }
-        while keyedLevels.count <= depth { keyedLevels.append(nil) }
-        if isKnownUniquelyReferenced(&keyedLevels[depth]), let level = keyedLevels[depth] {
+        // The root value's containers (no node) are made once per decode: nothing to
+        // keep them for, and keeping them would cost the array an allocation.
+        guard reusesKeyedLevels, let node else { return KeyedLevel(decoder: self, dictionary: dictionary, node: node) }
+        let index = node.depth - 1
+        while keyedLevels.count <= index { keyedLevels.append(nil) }
+        if isKnownUniquelyReferenced(&keyedLevels[index]), let level = keyedLevels[index] {
             level.dictionary = dictionary
             level.node = node
             return level
         }
         let level = KeyedLevel(decoder: self, dictionary: dictionary, node: node)
-        keyedLevels[depth] = level
+        keyedLevels[index] = level
         return level
     }
 
