@@ -114,8 +114,8 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
     /// The path of the value being decoded; a super decoder starts from a copy.
     @exclusivity(unchecked) var levels: PathLevels
     /// The keyed containers' objects by depth (from depth 1), for the next container at
-    /// the same depth.
-    /// Each holds this decoder: `releaseKeyedLevels()` ends the cycle when the decode ends.
+    /// the same depth. Each holds this decoder: `releaseKeyedLevels()` ends the cycle
+    /// when the decode ends.
     @exclusivity(unchecked) private var keyedLevels: [KeyedLevel?] = []
     /// Whether this decoder keeps `keyedLevels`: a super decoder, whose end nobody sees,
     /// makes a new object for each container instead.
@@ -632,6 +632,8 @@ private final class KeyedLevel {
         self.node = node
     }
 
+    /// The value under `name`, looked up here, where Swift borrows the dictionary: read
+    /// out of this object for the look-up, it is retained and released at every field.
     func entry(_ name: String) -> Any? { dictionary[name] }
 }
 
@@ -646,8 +648,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     private var decoder: DecoderImpl { _read { yield level.decoder } }
     private var dictionary: [String: Any] { _read { yield level.dictionary } }
 
-    /// The value under `name`. The name is asked of the key before the dictionary is
-    /// borrowed: a call into the key's code while it is would make Swift copy it.
+    /// The value under `name`; the name is asked of the key before the look-up starts.
     @inline(__always)
     private func entry(_ name: String) -> Any? { level.entry(name) }
     private var node: CodingPathNode? { level.node }
