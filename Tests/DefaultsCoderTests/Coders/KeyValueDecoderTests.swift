@@ -600,6 +600,9 @@ struct KeyValueDecoderTests {
     func keptContainers(row: KeptRow) throws {
         let (tree, befores, ids) = (row.tree, row.befores, row.ids)
         let kept = KeptContainers()
+        // The kept containers refer to their decoder, whose user info holds `kept`:
+        // letting go of them breaks the cycle.
+        defer { kept.containers = [] }
         var decoder = KeyValueDecoder()
         decoder.userInfo[KeptContainers.key] = kept
         let keepers = try decoder.decode([Keeper].self, from: tree)
