@@ -42,6 +42,10 @@ public struct UserDefault<Value: Codable & Sendable>: @unchecked Sendable {
     public init(_ key: DefaultsKey<Value>, store: UserDefaults = .standard) {
         self.key = key
         self.store = store
+        // Foundation's announcements must be heard before the first read: the getter
+        // counts them to know whether a change came while it read. Once per process;
+        // here rather than in the getter, which would take the lock at every read.
+        ObservationRegistry.shared.listenToFoundation()
     }
 
     /// A property named `name` whose default is the value it is initialised with:
@@ -80,7 +84,6 @@ public struct UserDefault<Value: Codable & Sendable>: @unchecked Sendable {
             // change announced meanwhile never reaches it, and it must start from the
             // value after that change. A few tries; past them a change still landing is
             // announced to trackings already installed.
-            ObservationRegistry.shared.listenToFoundation()
             var changes = ObservationRegistry.shared.changeCount(of: key.name)
             var rereads = 0
             while true {
