@@ -19,7 +19,7 @@ count() {
     SWIFT_DETERMINISTIC_HASHING=1 valgrind --tool=callgrind --callgrind-out-file=/dev/null "$binary" "$1" "$2" 2>&1 \
         | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
 }
-all="users-encode users-encode-hand users-encode-floor users-decode users-decode-hand users-decode-floor
+all="users-encode users-encode-hand users-encode-floor users-decode users-decode-hand users-decode-floor users-encode-reusing-boxes users-decode-reusing-boxes
 settings-encode settings-encode-hand settings-encode-floor settings-decode settings-decode-hand settings-decode-floor wide-encode wide-encode-hand wide-decode wide-decode-any wide-decode-any-hand
 deep-encode deep-decode
 defaults-write defaults-set-tree defaults-blob-write defaults-read defaults-blob-read defaults-subscript-read
@@ -48,6 +48,8 @@ ratio "Settings encode ÷ floor Codable" settings-encode settings-encode-floor "
 ratio "Settings decode ÷ floor Codable" settings-decode settings-decode-floor "≤ 1.3 (wall clock)"
 ratio "Users encode ÷ floor Codable" users-encode users-encode-floor ""
 ratio "Users decode ÷ floor Codable" users-decode users-decode-floor ""
+ratio "Users encode, floor reusing boxes (not a floor) ÷ hand-written" users-encode-reusing-boxes users-encode-hand ""
+ratio "Users decode, floor reusing boxes (not a floor) ÷ hand-written" users-decode-reusing-boxes users-decode-hand ""
 ratio "[String: Double] encode ÷ hand-written" wide-encode wide-encode-hand "≤ 3.0"
 ratio "[String: Double] decode of a [String: Any] ÷ hand-written" wide-decode-any wide-decode-any-hand "≤ 2.0"
 ratio "encode(_:forKey:) ÷ Foundation set(tree) + synchronize" defaults-write defaults-set-tree "≤ 1.1"

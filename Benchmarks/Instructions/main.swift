@@ -16,6 +16,20 @@ guard arguments.count == 3, let rounds = Int(arguments[2]) else {
     print("usage: InstructionCounts WORKLOAD ROUNDS")
     exit(2)
 }
+/// Whether, decoded by `decode`, the first of two values that keep their keyed container
+/// still reads its own entry through it once the second is decoded.
+func keptContainerReadsOwnValue(_ decode: ([Keeper].Type, Any) throws -> [Keeper]) throws -> Bool {
+    let keepers = try decode([Keeper].self, [["value": 1] as [String: Any], ["value": 2] as [String: Any]] as [Any])
+    return try keepers[0].container.decode(Int.self, forKey: .value) == 1
+}
+
+/// A value that keeps its keyed container, to read from it later.
+struct Keeper: Decodable {
+    enum CodingKeys: String, CodingKey { case value }
+    let container: KeyedDecodingContainer<CodingKeys>
+    init(from decoder: any Decoder) throws { container = try decoder.container(keyedBy: CodingKeys.self) }
+}
+
 let encoder = KeyValueEncoder()
 let decoder = KeyValueDecoder()
 let usersTree = try encoder.encode(users)!
@@ -31,6 +45,14 @@ let floorUsers = try FloorDecoder.decode([User].self, from: usersTree)
 let floorSettings = try FloorDecoder.decode(Settings.self, from: settingsTree)
 let settingsFromFloor = try decoder.decode(Settings.self, from: floorSettingsTree)
 precondition(floorUsers == users && floorSettings == settings && settingsFromFloor == settings, "floor round trips")
+let usersReusingBoxes = try FloorDecoder.decodeReusingBoxes([User].self, from: usersTree)
+let usersTreeReusingBoxes = try FloorEncoder.encodeReusingBoxes(users)!
+precondition(PropertyListValue(usersTreeReusingBoxes) == PropertyListValue(usersTree), "reusing boxes Users tree")
+// Why reusing boxes is not a floor: a container kept past its value must read its own.
+let floorKeeps = try keptContainerReadsOwnValue { try FloorDecoder.decode($0, from: $1) }
+let reusingBoxesKeeps = try keptContainerReadsOwnValue { try FloorDecoder.decodeReusingBoxes($0, from: $1) }
+let packageKeeps = try keptContainerReadsOwnValue { try decoder.decode($0, from: $1) }
+precondition(usersReusingBoxes == users && floorKeeps && packageKeeps && !reusingBoxesKeeps, "reusing boxes")
 let wideTree = try encoder.encode(wideDoubles)!
 // The same values as a `[String: Any]`, as Foundation and hand-written code hand them over.
 let anyWideTree = HandWritten.encode(wideDoubles)
@@ -70,6 +92,8 @@ for _ in 0..<rounds {
     case "deep-decode":
         for _ in 0..<20 { if case .node = try decoder.decode(Nested.self, from: deepTree) { sink &+= 1 } }
     case "users-encode-floor": sink &+= keep(try FloorEncoder.encode(opaque(users)))
+    case "users-encode-reusing-boxes": sink &+= keep(try FloorEncoder.encodeReusingBoxes(opaque(users)))
+    case "users-decode-reusing-boxes": sink &+= keep(try FloorDecoder.decodeReusingBoxes([User].self, from: opaque(floorUsersTree)))
     case "users-decode-floor": sink &+= keep(try FloorDecoder.decode([User].self, from: opaque(floorUsersTree)))
     case "settings-encode-floor":
         for _ in 0..<50 { sink &+= keep(try FloorEncoder.encode(opaque(settings))) }

@@ -17,10 +17,38 @@
 //  last seen at their depth. What it does not do:
 //  anything that relies on the standard library's private layout, or `unowned(unsafe)`.
 //
+//  `encodeReusingBoxes` and `decodeReusingBoxes` are not floors but a measurement: they
+//  hand the box `KeyedEncodingContainer` or `KeyedDecodingContainer` made at a depth out
+//  again for the next value there, without asking whether anybody still holds it — which
+//  only the standard library's private layout could answer — so a container kept past
+//  its value reads or writes the next value's entries. What they save is what Codable's
+//  one box per keyed container costs a safe coder (`Benchmarks/README.md`).
+//
 
 import Foundation
 
 struct FloorError: Error {}
+
+/// The keyed-container boxes `encodeReusingBoxes` and `decodeReusingBoxes` hand out
+/// again, by depth, with the key type each was made for.
+final class BoxCache {
+    @exclusivity(unchecked) var boxes: [Any?] = []
+    @exclusivity(unchecked) var keys: [Any.Type?] = []
+
+    /// Whether the box kept at `index` was made for `key`.
+    @inline(__always)
+    func holds(_ key: Any.Type, at index: Int) -> Bool { index < keys.count && keys[index] == key }
+
+    /// Keeps `container`, made for `key`, at `index`.
+    func keep(_ container: Any, at index: Int, for key: Any.Type) {
+        while boxes.count <= index {
+            boxes.append(nil)
+            keys.append(nil)
+        }
+        boxes[index] = container
+        keys[index] = key
+    }
+}
 
 /// A value of exactly type `T`, or `nil`: opens the existential and compares metatypes.
 @inline(__always)
@@ -51,7 +79,24 @@ final class FloorEncoder: Encoder, SingleValueEncodingContainer {
     @exclusivity(unchecked) private var depth = 0
     @exclusivity(unchecked) private var sizes: [Int] = []
 
+    /// The `KeyedEncodingContainer` made for each dictionary of the stack, handed out
+    /// again unchecked, or `nil` for the floor (see `encodeReusingBoxes`).
+    private var boxCache: BoxCache?
+
     static func encode<T: Encodable>(_ value: T) throws -> Any? { try FloorEncoder().box(value) }
+
+    /// Not a floor: a measurement of what one box per keyed container costs (see the
+    /// top of this file). The floor's keyed containers hold only an index, so that
+    /// here reuse breaks nothing the floor promised; a coder whose kept containers
+    /// write their own value's entries, as this package's do, would lose them.
+    static func encodeReusingBoxes<T: Encodable>(_ value: T) throws -> Any? {
+        let encoder = FloorEncoder()
+        let cache = BoxCache()
+        encoder.boxCache = cache
+        // The boxes hold the encoder: let go of them when the encode ends.
+        defer { cache.boxes = [] }
+        return try encoder.box(value)
+    }
 
     fileprivate func box<T: Encodable>(_ value: T) throws -> Any {
         if T.self == String.self || T.self == Int.self || T.self == Double.self || T.self == Bool.self || T.self == Date.self
@@ -83,7 +128,19 @@ final class FloorEncoder: Encoder, SingleValueEncodingContainer {
         while sizes.count < depth { sizes.append(0) }
         dictionaries.append(Dictionary(minimumCapacity: depth > 0 ? sizes[depth - 1] : 0))
         written = .keyed(dictionaries.count - 1)
+        if let boxCache { return reusedBox(keyedBy: type, in: boxCache) }
         return KeyedEncodingContainer(FloorKeyedEncoding<Key>(encoder: self, index: dictionaries.count - 1))
+    }
+
+    /// The container `encodeReusingBoxes` hands out for the newest dictionary: the last
+    /// one made for it when its key type is the same. Out of line, as in the decoder.
+    @inline(never)
+    private func reusedBox<Key: CodingKey>(keyedBy _: Key.Type, in cache: BoxCache) -> KeyedEncodingContainer<Key> {
+        let index = dictionaries.count - 1
+        if cache.holds(Key.self, at: index) { return cache.boxes[index] as! KeyedEncodingContainer<Key> }
+        let container = KeyedEncodingContainer(FloorKeyedEncoding<Key>(encoder: self, index: index))
+        cache.keep(container, at: index, for: Key.self)
+        return container
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
@@ -157,13 +214,35 @@ final class FloorDecoder: Decoder, SingleValueDecodingContainer {
     /// The keyed containers' objects by depth, handed to the next container at the
     /// same depth once no container holds them (as this package's decoder does).
     @exclusivity(unchecked) private var levels: [FloorLevel?] = []
+    /// The `KeyedDecodingContainer` made at each depth, handed out again unchecked for
+    /// the next value of its key type there, or `nil` for the floor (see
+    /// `decodeReusingBoxes`).
+    private let boxCache: BoxCache?
 
-    private init(value: Any) { self.value = value }
+    private init(value: Any, boxCache: BoxCache?) {
+        self.value = value
+        self.boxCache = boxCache
+    }
 
     static func decode<T: Decodable>(_ type: T.Type, from value: Any) throws -> T {
-        let decoder = FloorDecoder(value: value)
-        // The levels hold the decoder: let go of them when the decode ends.
-        defer { decoder.levels = [] }
+        try decode(type, from: value, boxCache: nil)
+    }
+
+    /// Not a floor: a measurement of what `Codable`'s one box per keyed container costs
+    /// (its allocation and two generic-metadata look-ups; see the top of this file). A
+    /// kept container reads the next value's entries, as `keptContainerReadsOwnValue`
+    /// in `Instructions/main.swift` shows.
+    static func decodeReusingBoxes<T: Decodable>(_ type: T.Type, from value: Any) throws -> T {
+        try decode(type, from: value, boxCache: BoxCache())
+    }
+
+    private static func decode<T: Decodable>(_ type: T.Type, from value: Any, boxCache: BoxCache?) throws -> T {
+        let decoder = FloorDecoder(value: value, boxCache: boxCache)
+        // The levels and boxes hold the decoder: let go of them when the decode ends.
+        defer {
+            decoder.levels = []
+            boxCache?.boxes = []
+        }
         return try decoder.unbox(value, as: type)
     }
 
@@ -215,7 +294,22 @@ final class FloorDecoder: Decoder, SingleValueDecodingContainer {
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         guard let dictionary = floorCast(value, to: [String: Any].self) else { throw FloorError() }
+        if let boxCache { return reusedBox(dictionary, keyedBy: type, in: boxCache) }
         return KeyedDecodingContainer(FloorKeyedDecoding<Key>(level: level(dictionary)))
+    }
+
+    /// The container `decodeReusingBoxes` hands out: the last one made at this depth when
+    /// its key type is the same. Out of line, so that the floor's own path stays as it was.
+    @inline(never)
+    private func reusedBox<Key: CodingKey>(_ dictionary: [String: Any], keyedBy _: Key.Type, in cache: BoxCache) -> KeyedDecodingContainer<Key> {
+        // The box's container reads the object kept at its depth: give it the new entries.
+        if depth > 1, cache.holds(Key.self, at: depth), let level = levels[depth] {
+            level.dictionary = dictionary
+            return cache.boxes[depth] as! KeyedDecodingContainer<Key>
+        }
+        let container = KeyedDecodingContainer(FloorKeyedDecoding<Key>(level: level(dictionary)))
+        cache.keep(container, at: depth, for: Key.self)
+        return container
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
