@@ -57,6 +57,18 @@ func floorCast<T>(_ value: Any, to _: T.Type) -> T? {
     return _openExistential(value, do: open)
 }
 
+extension Dictionary {
+    /// `updateValue(_:forKey:)`, with the replaced value (almost always none) dropped by a
+    /// switch: a discarded optional is destroyed through `Optional`'s generic witnesses.
+    @inline(__always)
+    mutating func floorSet(_ value: consuming Value, forKey key: Key) {
+        switch updateValue(value, forKey: key) {
+        case .some(let replaced): _ = consume replaced
+        case .none: break
+        }
+    }
+}
+
 // MARK: - Encoder
 
 final class FloorEncoder: Encoder, SingleValueEncodingContainer {
@@ -166,14 +178,14 @@ struct FloorKeyedEncoding<Key: CodingKey>: KeyedEncodingContainerProtocol {
     var codingPath: [any CodingKey] { [] }
 
     mutating func encodeNil(forKey key: Key) throws {}
-    mutating func encode(_ value: String, forKey key: Key) throws { encoder.dictionaries[index][key.stringValue] = value }
-    mutating func encode(_ value: Int, forKey key: Key) throws { encoder.dictionaries[index][key.stringValue] = value }
-    mutating func encode(_ value: Double, forKey key: Key) throws { encoder.dictionaries[index][key.stringValue] = value }
-    mutating func encode(_ value: Float, forKey key: Key) throws { encoder.dictionaries[index][key.stringValue] = value }
-    mutating func encode(_ value: Bool, forKey key: Key) throws { encoder.dictionaries[index][key.stringValue] = value }
+    mutating func encode(_ value: String, forKey key: Key) throws { encoder.dictionaries[index].floorSet(value, forKey: key.stringValue) }
+    mutating func encode(_ value: Int, forKey key: Key) throws { encoder.dictionaries[index].floorSet(value, forKey: key.stringValue) }
+    mutating func encode(_ value: Double, forKey key: Key) throws { encoder.dictionaries[index].floorSet(value, forKey: key.stringValue) }
+    mutating func encode(_ value: Float, forKey key: Key) throws { encoder.dictionaries[index].floorSet(value, forKey: key.stringValue) }
+    mutating func encode(_ value: Bool, forKey key: Key) throws { encoder.dictionaries[index].floorSet(value, forKey: key.stringValue) }
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
         let boxed = try encoder.box(value)
-        encoder.dictionaries[index][key.stringValue] = boxed
+        encoder.dictionaries[index].floorSet(boxed, forKey: key.stringValue)
     }
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
         fatalError("not used by the benchmark models")

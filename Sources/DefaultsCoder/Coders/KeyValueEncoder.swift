@@ -428,9 +428,9 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
                 throw EncodingError.invalid(value, problem, in: levels, at: node, .key(KeyValueCodingKey(stringValue: key)))
             }
             if let boxed = try box(value, parent: node, step: .key(KeyValueCodingKey(stringValue: key))) {
-                result.updateValue(boxed, forKey: key)
+                result.setEntry(boxed, forKey: key)
             } else if let null = form.null {
-                result.updateValue(null, forKey: key)
+                result.setEntry(null, forKey: key)
             }
         }
         return result
@@ -728,12 +728,10 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     }
 
     /// Takes `value` over, so that a string or array in it moves into the dictionary
-    /// instead of being retained once more and released. `updateValue`, not the
-    /// subscript: the subscript's setter takes an optional, which may remove the key,
-    /// and costs more for every insertion (`Benchmarks/README.md`).
+    /// instead of being retained once more and released (`setEntry(_:forKey:)`).
     @inline(__always)
     private func set(_ value: consuming Any, at name: String) {
-        storage.dictionary.updateValue(consume value, forKey: name)
+        storage.dictionary.setEntry(consume value, forKey: name)
         if !storage.pending.isEmpty { storage.pending[name] = nil }
     }
 
