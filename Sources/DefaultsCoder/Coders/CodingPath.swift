@@ -121,8 +121,20 @@ struct PathLevels {
         return push(step, below: node)
     }
 
+    /// The node of a coder's current value, whose path is `node` followed by `step`: the
+    /// step is moved into a level of its own and `node` becomes that level, so that the
+    /// pair names the same path and a second container of the value pushes nothing.
+    /// Moved, not copied: a copy of a `PathStep?`, and its destroy, go through
+    /// `Optional`'s generic value witnesses, since the optimizer merges them with those
+    /// of other optionals (`Benchmarks/README.md`).
+    @inline(__always)
+    mutating func settle(_ step: inout PathStep?, below node: inout CodingPathNode?) -> CodingPathNode? {
+        if let step = step.take() { node = push(step, below: node) }
+        return node
+    }
+
     /// A new level for `step` below `node`.
-    mutating func push(_ step: PathStep, below node: CodingPathNode?) -> CodingPathNode {
+    mutating func push(_ step: consuming PathStep, below node: CodingPathNode?) -> CodingPathNode {
         generations &+= 1
         // A parent whose level is gone is left out, so that every level's parent sits
         // below it: the walk up a path always ends, inside the stack.

@@ -140,19 +140,15 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
 
     // MARK: Decoder
 
-    // The value's errors name `node`, whose path is `parent` then `step`: handing the
-    // step on as well copied it, and a copy of a `PathStep?` goes through `Optional`'s
-    // generic value witnesses, since the optimizer merges it with those of other
-    // optionals (`Benchmarks/README.md`).
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        let node = levels.appending(step, to: parent)
+        let node = levels.settle(&step, below: &parent)
         try checkContainerDepth(node)
         let dictionary = try keyedEntries(value, parent: node, step: nil, node: node)
         return KeyedDecodingContainer(KeyedContainer<Key>(keyedLevel(dictionary, node: node)))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        let node = levels.appending(step, to: parent)
+        let node = levels.settle(&step, below: &parent)
         try checkContainerDepth(node)
         let array = try unboxArray(value, parent: node, step: nil)
         return UnkeyedContainer(decoder: self, array: array, node: node)

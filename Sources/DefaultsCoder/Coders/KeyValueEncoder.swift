@@ -256,7 +256,7 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
     // MARK: Encoder
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        let node = levels.appending(step, to: parent)
+        let node = levels.settle(&step, below: &parent)
         let storage: KeyedStorage
         switch slot {
         case .keyed(let existing):
@@ -278,7 +278,7 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
-        let node = levels.appending(step, to: parent)
+        let node = levels.settle(&step, below: &parent)
         let storage: UnkeyedStorage
         switch slot {
         case .unkeyed(let existing):

@@ -56,6 +56,22 @@ struct CodingPathTests {
         #expect(levels.height == 1)
     }
 
+    @Test("settling a value's step moves it into a level once; the node names the same path")
+    func settle() {
+        var levels = PathLevels()
+        var node: CodingPathNode? = levels.push(.key(KeyValueCodingKey(stringValue: "users")), below: nil)
+        var step: PathStep? = .index(2)
+        let settled = levels.settle(&step, below: &node)
+        #expect(step == nil)
+        #expect(settled?.depth == 2 && node?.depth == 2)
+        #expect(readablePath(levels.codingPath(of: settled)) == "SELF.users[2]")
+        #expect(levels.height == 2)
+        // A second container of the same value finds nothing to push.
+        let again = levels.settle(&step, below: &node)
+        #expect(levels.height == 2)
+        #expect(readablePath(levels.codingPath(of: again)) == "SELF.users[2]")
+    }
+
     // MARK: The coders' paths, kept as levels
 
     /// A value with a keyed container of two levels, to encode and decode beside others.
@@ -100,6 +116,44 @@ struct CodingPathTests {
         #expect(read[1] as? Int == 7)
         #expect(read[2] as? String == "SELF.outer.x")
         #expect(read[3] as? String == "SELF.outer")
+    }
+
+    /// A value that asks for its keyed container twice, and notes the paths it sees.
+    struct TwoContainers: Codable {
+        /// The paths seen: the coder's before its first container, after it, and the
+        /// second container's; then an error's from the second container, when decoding.
+        nonisolated(unsafe) static var paths: [String] = []
+
+        init() {}
+
+        init(from decoder: any Decoder) throws {
+            Self.paths = [readablePath(decoder.codingPath)]
+            _ = try decoder.container(keyedBy: AnyKey.self)
+            Self.paths.append(readablePath(decoder.codingPath))
+            let second = try decoder.container(keyedBy: AnyKey.self)
+            Self.paths.append(readablePath(second.codingPath))
+            let error = caught(DecodingError.self) { _ = try second.decode(Int.self, forKey: "a") }
+            Self.paths.append(readablePath(of: error) ?? "no error")
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            Self.paths = [readablePath(encoder.codingPath)]
+            var first = encoder.container(keyedBy: AnyKey.self)
+            try first.encode(1, forKey: "one")
+            Self.paths.append(readablePath(encoder.codingPath))
+            var second = encoder.container(keyedBy: AnyKey.self)
+            try second.encode(2, forKey: "two")
+            Self.paths.append(readablePath(second.codingPath))
+        }
+    }
+
+    @Test("a value that asks for its container twice sees one path, before and after, in both coders")
+    func containersAskedForTwice() throws {
+        let tree = try KeyValueEncoder().encode(["list": [TwoContainers()]])
+        #expect(TwoContainers.paths == ["SELF.list[0]", "SELF.list[0]", "SELF.list[0]"])
+        #expect(Tree(tree) == Tree(["list": [["one": 1, "two": 2]]]))
+        _ = try KeyValueDecoder().decode([String: [TwoContainers]].self, from: ["list": [["a": "text"]]])
+        #expect(TwoContainers.paths == ["SELF.list[0]", "SELF.list[0]", "SELF.list[0]", "SELF.list[0].a"])
     }
 
     /// Keeps the keyed container its `init(from:)` or `encode(to:)` was given.
