@@ -129,7 +129,7 @@ struct PathLevels {
     /// of other optionals (`Benchmarks/README.md`).
     @inline(__always)
     mutating func settle(_ step: inout PathStep?, below node: inout CodingPathNode?) -> CodingPathNode? {
-        if let step = step.take() { node = push(step, below: node) }
+        if let step = step.take() { node = push(consume step, below: node) }
         return node
     }
 

@@ -73,10 +73,13 @@ public struct KeyValueEncoder: Sendable {
 
 // MARK: - Encoder
 
-/// What the value being encoded has written so far.
+/// What the value being encoded has written so far. A single value's tree is kept
+/// beside it (`EncoderImpl.single`): an enum whose payloads are all references copies
+/// and destroys inline, where one holding an `Any?` goes through value witnesses at
+/// every value the encoder enters and leaves.
 private enum Slot {
     case empty
-    case value(Any?)
+    case value
     case keyed(KeyedStorage)
     case unkeyed(UnkeyedStorage)
 }
@@ -224,6 +227,8 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
     /// a value encoded through a single value container).
     @exclusivity(unchecked) private var step: PathStep?
     @exclusivity(unchecked) private var slot: Slot = .empty
+    /// The tree written through the single value container, while `slot` is `.value`.
+    @exclusivity(unchecked) private var single: Any?
     /// A misuse of this value's encoder (a second kind of container, a container too
     /// deep), thrown as soon as its `encode(to:)` returns: the protocol gives those
     /// calls no way to throw.
@@ -331,7 +336,8 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
             misuse = misuse ?? CoderMisuse.valueAfterOther
             return
         }
-        slot = .value(value)
+        slot = .value
+        single = value
     }
 
     func encodeNil() throws { setSingle(nil) }
@@ -453,11 +459,16 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
         swap(&self.step, &otherStep)
         swap(&self.slot, &otherSlot)
         swap(&self.misuse, &otherMisuse)
+        // The outer value's single tree, when it has one, waits here too: a container
+        // kept from another value may still encode into this encoder.
+        var otherSingle: Any?
+        if case .value = otherSlot { swap(&self.single, &otherSingle) }
         defer {
             swap(&self.parent, &otherParent)
             swap(&self.step, &otherStep)
             swap(&self.slot, &otherSlot)
             swap(&self.misuse, &otherMisuse)
+            if case .value = self.slot { swap(&self.single, &otherSingle) }
             levels.pop(to: height)
             nesting.leave()
         }
@@ -476,8 +487,8 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
         case .empty:
             // As JSONEncoder does: a value that writes nothing is an empty dictionary.
             return [String: Any]()
-        case .value(let single):
-            return single
+        case .value:
+            return single.take()
         case .keyed(let storage):
             let result = try storage.finish(self)
             // Moved, not copied, into the pool: each copy is a retain and a release.
@@ -618,7 +629,8 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
             } else if let array = existing as? [Any] {
                 encoder.slot = .unkeyed(UnkeyedStorage(merging: array))
             } else {
-                encoder.slot = .value(existing)
+                encoder.slot = .value
+                encoder.single = existing
             }
         }
         return encoder

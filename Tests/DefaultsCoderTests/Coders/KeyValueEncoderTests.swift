@@ -284,6 +284,26 @@ struct KeyValueEncoderTests {
         #expect(Tree(try KeyValueEncoder().encode([TwoUses(first: .unkeyed, second: .unkeyed)])) == .array([.array([.int(1), .int(1)])]))
     }
 
+    @Test("a value written through a single value container survives another value's kept container encoding one of its own")
+    func singleValueSurvivesKeptContainer() throws {
+        nonisolated(unsafe) var kept: KeyedEncodingContainer<AnyKey>?
+        let tree = try encodeUnkeyed { container in
+            try container.encode(Writer { kept = $0.container(keyedBy: AnyKey.self) })
+            try container.encode(
+                Writer { encoder in
+                    var single = encoder.singleValueContainer()
+                    try single.encode(1)
+                    try kept?.encode(
+                        Writer { inner in
+                            var late = inner.singleValueContainer()
+                            try late.encode("late")
+                        }, forKey: "late")
+                })
+        }
+        #expect(Tree(tree) == .array([.dictionary([:]), .int(1)]))
+        kept = nil
+    }
+
     // MARK: Containers asked for twice
 
     // Modelled on swift-foundation's JSONEncoderTests
