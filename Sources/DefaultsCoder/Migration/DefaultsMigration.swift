@@ -243,22 +243,21 @@ extension UserDefaults {
         }
         let targetNames = Array(Set(migrations.flatMap { $0.steps.compactMap(\.targetSuite) })).sorted()
         var targets: [UserDefaults] = []
-        var files: [ObjectIdentifier: String] = [:]
-        if let file = Suite.of(self).file { files[ObjectIdentifier(file)] = "the suite being migrated" }
+        var suites: [ObjectIdentifier: String] = [ObjectIdentifier(Suite.of(self)): "the suite being migrated"]
         for name in targetNames {
             let step = migrations.lazy.flatMap { migration in migration.steps.lazy.map { (migration.version, $0) } }.first { $0.1.targetSuite == name }
             let (version, key) = (step?.0 ?? 0, step?.1.sourceKey ?? name)
             guard let target = UserDefaults(suiteName: name) else {
                 throw DefaultsMigrationError(version: version, key: name, reason: "UserDefaults(suiteName: \"\(name)\") is not a suite this process can open")
             }
-            // Known by its file: another spelling of a suite already in the change would
-            // be written twice (and its lock taken twice).
-            if let file = Suite.of(target).file {
-                if let other = files[ObjectIdentifier(file)] {
-                    throw DefaultsMigrationError(version: version, key: key, reason: "suite \(name) is \(other) (\(file.path))")
-                }
-                files[ObjectIdentifier(file)] = "suite \(name)"
+            // Known by its suite: another spelling of a suite already in the change
+            // would be written twice (and, moving a key into the suite it is in, the
+            // key written and then removed).
+            let suite = Suite.of(target)
+            if let other = suites[ObjectIdentifier(suite)] {
+                throw DefaultsMigrationError(version: version, key: key, reason: "suite \(name) is \(other) (\(suite.backend.identity))")
             }
+            suites[ObjectIdentifier(suite)] = "suite \(name)"
             targets.append(target)
         }
         return try Suite.change([self] + targets) { values in

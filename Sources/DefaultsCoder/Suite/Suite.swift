@@ -1,57 +1,64 @@
-//
-//  Suite.swift
-//  DefaultsCoder
-//
-//  The one way in and out of a suite. Every change the package makes — `encode`, a
-//  typed key's write or reset, the subscript and `@UserDefault`, `register`, a
-//  migration, moving an unreadable file aside — goes through `Suite.change`, which checks
-//  the keys, takes the suite's lock, reads the file through the checked reader, writes
-//  it, lets Foundation's cache catch up, counts the write and announces it, once, in
-//  that order. No other file calls `synchronize()` or writes to a suite.
-//
+// The one way in and out of a suite. Every change the package makes — `encode`, a
+// typed key's write or reset, the subscript and `@UserDefault`, `register`, a
+// migration, moving an unreadable file aside — goes through `Suite.change`, which checks
+// the keys, takes the suite's lock, reads its own values through its backend (the file
+// on Linux, preferences on Apple platforms), writes them, counts the write and announces
+// it, once, in that order. No other file writes to a suite.
 
 import Foundation
 
-/// A suite as the package knows it: the file behind it, where Foundation keeps the file
-/// itself, and the `UserDefaults` objects the app holds for it, to announce changes on.
+/// A suite as the package knows it: where its values are kept (its backend), and the
+/// `UserDefaults` objects the app holds for it, to announce changes on. One object per
+/// suite, shared by every `UserDefaults` object of the suite, however its name was
+/// spelled.
 final class Suite: @unchecked Sendable {
-    // Unchecked: `file` is a constant of a Sendable type, `objects` is behind a lock.
+    // Unchecked: `backend` is a constant of a Sendable type, `objects` is behind a lock.
 
-    /// The suite's file; `nil` on Apple platforms, where `cfprefsd` owns it, and where
-    /// the suite's name cannot be found.
-    let file: SuiteFile?
+    /// Where the suite's values are kept, and how a change is written.
+    let backend: any SuiteBackend
     /// The objects of this suite, to post `keyDidChangeNotification` on.
     private let objects = Locked<[WeakReference]>([])
 
-    private init(file: SuiteFile?) {
-        self.file = file
+    private init(backend: any SuiteBackend) {
+        self.backend = backend
     }
 
     /// Each `UserDefaults` object's suite, by object: a weak reference tells a live
     /// object from a new one at a reused address.
     private static let byObject = Locked<[ObjectIdentifier: (defaults: WeakReference, suite: Suite)]>([:])
-    /// Each file's suite, by the file.
-    private static let byFile = Locked<[ObjectIdentifier: Suite]>([:])
+    /// Each suite, by its file's path or its name.
+    private static let byIdentity = Locked<[String: Suite]>([:])
 
     /// Whether the package's writes on this task or thread go unannounced
     /// (`UserDefaults.withoutAnnouncing`).
     @TaskLocal static var isSilenced = false
 
-    /// The suite `defaults` belongs to. Looked up once per object: reading the suite
-    /// name through `Mirror` costs more than the rest of a write's bookkeeping.
+    /// Whether this thread is writing a change through `UserDefaults` itself: what
+    /// Foundation announces meanwhile (`didChangeNotification`, posted on the writing
+    /// thread on Apple platforms) is this change, announced once when it is written.
+    @TaskLocal static var isWriting = false
+
+    #if os(Linux)
+    /// The suite's file, where the file backend keeps the suite.
+    var file: SuiteFile? { backend as? SuiteFile }
+    #endif
+
+    /// The suite `defaults` belongs to. Looked up once per object: learning the suite's
+    /// name costs more than the rest of a write's bookkeeping.
     static func of(_ defaults: UserDefaults) -> Suite {
         let id = ObjectIdentifier(defaults)
         if let known = byObject.withLock({ $0[id] }), known.defaults.object === defaults { return known.suite }
         let suite: Suite
-        if let file = fileOf(defaults) {
-            suite = byFile.withLock { suites in
-                if let suite = suites[ObjectIdentifier(file)] { return suite }
-                let suite = Suite(file: file)
-                suites[ObjectIdentifier(file)] = suite
+        if let (identity, make) = backend(of: defaults) {
+            suite = byIdentity.withLock { suites in
+                if let suite = suites[identity] { return suite }
+                let suite = Suite(backend: make())
+                suites[identity] = suite
                 return suite
             }
         } else {
-            suite = Suite(file: nil)
+            // A suite whose name cannot be learned is known by its object alone.
+            suite = Suite(backend: PreferencesBackend(name: nil))
         }
         suite.objects.withLock { objects in
             objects.removeAll { $0.object == nil }
@@ -64,25 +71,18 @@ final class Suite: @unchecked Sendable {
         return suite
     }
 
-    /// The file Foundation keeps the suite of `defaults` in, where it keeps it itself.
-    private static func fileOf(_ defaults: UserDefaults) -> SuiteFile? {
-        #if canImport(Darwin)
-        return nil
-        #else
-        // swift-corelibs-foundation keeps the suite name in a stored property of
-        // `UserDefaults`; Mirror reads it, through any subclass. If that ever changes,
-        // writes go through Foundation, as on Apple platforms.
-        var mirror: Mirror? = Mirror(reflecting: defaults)
-        var suite: Any?
-        while let current = mirror, suite == nil {
-            suite = current.children.first(where: { $0.label == "suite" })?.value
-            mirror = current.superclassMirror
+    /// The identity of the suite of `defaults` and how to make its backend; `nil` when
+    /// its name cannot be learned.
+    private static func backend(of defaults: UserDefaults) -> (String, () -> any SuiteBackend)? {
+        guard let name = SuiteName.of(defaults) else { return nil }
+        #if os(Linux)
+        if SuiteBackendKind.current == .file {
+            let file = SuiteFile.named(name)
+            return ("file:" + file.path, { file })
         }
-        guard let suite else { return nil }
-        if let name = suite as? String { return SuiteFile.named(name) }
-        if case .some(.none) = suite as? String? { return SuiteFile.named(nil) }
-        return nil
         #endif
+        let domain = name ?? SuiteName.application
+        return ("preferences:" + domain, { PreferencesBackend(name: domain) })
     }
 
     // MARK: - Changing suites
@@ -95,9 +95,9 @@ final class Suite: @unchecked Sendable {
         fileprivate struct Domain {
             let defaults: UserDefaults
             let suite: Suite
-            /// The file's values; `nil` where no file was read (Apple platforms), and
-            /// values are read with `object(forKey:)`.
-            var stored: [String: Any]?
+            /// The suite's own values as the change found them: never a registered
+            /// default, a launch argument or the global domain's.
+            var stored: [String: Any] = [:]
             /// The new value of each changed key (`nil` removes), and the keys in the
             /// order they first changed.
             var changes: [String: Any?] = [:]
@@ -105,12 +105,11 @@ final class Suite: @unchecked Sendable {
 
             func value(forKey key: String) -> Any? {
                 if let change = changes[key] { return change }
-                if let stored { return stored[key] }
-                return defaults.object(forKey: key)
+                return stored[key]
             }
         }
 
-        /// The value stored under `key` in suite `index`, with the changes made so far.
+        /// The value suite `index` itself holds under `key`, with the changes made so far.
         func value(forKey key: String, in index: Int = 0) -> Any? {
             domains[index].value(forKey: key)
         }
@@ -127,12 +126,10 @@ final class Suite: @unchecked Sendable {
             if domains[index].changes.updateValue(tree, forKey: key) == nil { domains[index].order.append(key) }
         }
 
-        /// The keys stored in suite `index`, with the changes made so far. Only where the
-        /// file was read (Linux); elsewhere the keys `dictionaryRepresentation()` lists
-        /// that are not registered defaults or launch arguments.
+        /// The keys suite `index` itself holds, with the changes made so far.
         func keys(in index: Int = 0) -> [String] {
             let domain = domains[index]
-            var keys = Set(domain.stored.map { Array($0.keys) } ?? domain.defaults.persistentKeys())
+            var keys = Set(domain.stored.keys)
             for (key, value) in domain.changes {
                 if value == nil { keys.remove(key) } else { keys.insert(key) }
             }
@@ -144,35 +141,32 @@ final class Suite: @unchecked Sendable {
     /// change runs on) and writes what it changed as one change: the other suites first,
     /// the first last. When `body` throws, nothing is written.
     ///
-    /// On Linux each suite's file is locked (in this process and every other running
-    /// this package), read as it is now, and replaced in one rename; then Foundation's
-    /// cache is emptied so that reads load the new file. Before reading, `synchronize()`
-    /// lets Foundation write what the app's plain `set(_:forKey:)` calls left unsaved,
-    /// so that none is lost and none is written over a package write later. On Apple
-    /// platforms the values go through `set(_:forKey:)`, the first suite's last.
+    /// Each suite is locked (on Linux in this process and every other running this
+    /// package), its own values read as they are now, and written through its backend:
+    /// on Linux the file is replaced in one rename; on Apple platforms the values go
+    /// through `set(_:forKey:)`.
     ///
     /// - Parameter announcing: Whether observers hear of the change.
     /// - Throws: What `body` throws; `UnreadableDefaultsFile` when a suite's file does
-    ///   not parse; `DefaultsSuiteError` when the file system refuses.
+    ///   not parse; `DefaultsSuiteError` when one change names a suite twice, or the file
+    ///   system refuses.
     static func change<R>(
         _ objects: [UserDefaults], announcing: Bool = true, _ body: (inout Values) throws -> R
     ) throws -> R {
         let suites = objects.map(Suite.of)
-        let files = suites.compactMap(\.file)
-        for (index, file) in files.enumerated() where files[..<index].contains(where: { $0 === file }) {
-            throw DefaultsSuiteError(operation: .sameSuiteTwice, path: file.path, reason: "one change names this suite twice")
+        for (index, suite) in suites.enumerated() where suites[..<index].contains(where: { $0 === suite }) {
+            throw DefaultsSuiteError(operation: .sameSuiteTwice, path: suite.backend.identity, reason: "one change names this suite twice")
         }
         var values = Values(domains: zip(objects, suites).map { Values.Domain(defaults: $0, suite: $1) })
         // The keys of a silent write, marked before the write and cleared when this
         // returns or throws: after its observers have taken the new values (below).
         var silencedKeys: [String] = []
         defer { if !silencedKeys.isEmpty { ObservationRegistry.shared.endSilentWrites(of: silencedKeys) } }
-        let (result, written) = try withLocks(on: files.sorted { $0.path < $1.path }[...]) {
-            () throws -> (R, [Written]) in
+        let locked = suites.sorted { $0.backend.identity < $1.backend.identity }.map(\.backend)
+        let (result, written) = try withLocks(on: locked[...]) { () throws -> (R, [Written]) in
             for index in values.domains.indices {
-                guard let file = values.domains[index].suite.file else { continue }
-                values.domains[index].defaults.synchronize()
-                values.domains[index].stored = try file.contents()
+                let domain = values.domains[index]
+                values.domains[index].stored = try domain.suite.backend.storedValues(of: domain.defaults)
             }
             let result = try body(&values)
             var written: [Written] = []
@@ -189,7 +183,7 @@ final class Suite: @unchecked Sendable {
                     written.append(Written(suite: domain.suite, defaults: domain.defaults, key: key, tree: domain.changes[key]!, count: count))
                 }
                 defer { ObservationRegistry.shared.endWrites(of: domain.order) }
-                try write(domain)
+                try domain.suite.backend.write(domain.changes, order: domain.order, over: domain.stored, through: domain.defaults)
             }
             return (result, written)
         }
@@ -213,59 +207,17 @@ final class Suite: @unchecked Sendable {
         let count: UInt64
     }
 
-    private static func write(_ domain: Values.Domain) throws {
-        guard let file = domain.suite.file, var stored = domain.stored else {
-            for key in domain.order {
-                if let tree = domain.changes[key]! {
-                    domain.defaults.set(FoundationCollections.make(tree), forKey: key)
-                } else {
-                    domain.defaults.removeObject(forKey: key)
-                }
-            }
-            #if !canImport(Darwin)
-            domain.defaults.synchronize()
-            #endif
-            return
-        }
-        // A plain `synchronize()` on another thread that read the file before the rename
-        // writes its older copy over it when it finishes, without a lock. The
-        // `synchronize()` below waits for such a write (Foundation holds the domain's
-        // lock through its read and write), so a file changed since the rename is read
-        // again, and the change made again if it was lost.
-        for _ in 0..<8 {
-            for key in domain.order { stored[key] = domain.changes[key]! }
-            try file.replace(with: stored)
-            // Nothing is unsaved now (the change began with `synchronize()`), so this
-            // only empties Foundation's cache: the next read loads the new file.
-            domain.defaults.synchronize()
-            if file.isAsLastWritten() { return }
-            stored = try file.contents()
-            let lost = domain.order.contains { key in
-                switch (stored[key], domain.changes[key]!) {
-                case (nil, nil): return false
-                case (let now?, let tree?): return !plistEqual(now, tree)
-                default: return true
-                }
-            }
-            if !lost { return }
-        }
-    }
-
-    /// Moves the suite's unreadable file aside, under the suite's lock, and lets
-    /// Foundation's cache, which holds the empty suite it read, read anew.
+    /// Moves the suite's unreadable file aside, under the suite's lock.
     ///
     /// - Returns: Where the file went, or `nil` when there is no unreadable file.
     func moveUnreadableFileAside(of defaults: UserDefaults) throws -> URL? {
-        guard let file else { return nil }
-        let moved = try file.withLock { try file.moveAside() }
-        if moved != nil { defaults.synchronize() }
-        return moved
+        try backend.moveUnreadableFileAside(of: defaults)
     }
 
-    /// Runs `body` holding each file's lock in turn, in the order given.
-    private static func withLocks<R>(on files: ArraySlice<SuiteFile>, _ body: () throws -> R) throws -> R {
-        guard let file = files.first else { return try body() }
-        return try file.withLock { try withLocks(on: files.dropFirst(), body) }
+    /// Runs `body` holding each backend's lock in turn, in the order given.
+    private static func withLocks<R>(on backends: ArraySlice<any SuiteBackend>, _ body: () throws -> R) throws -> R {
+        guard let backend = backends.first else { return try body() }
+        return try backend.withLock { try withLocks(on: backends.dropFirst(), body) }
     }
 
     /// Reports each written key that a launch argument hides in this process.
@@ -306,16 +258,6 @@ final class Suite: @unchecked Sendable {
             ObservationRegistry.shared.check(key)
             suite.postNotification(forKey: key)
         }
-    }
-}
-
-extension UserDefaults {
-    /// The keys the suite itself holds, where its file is not read: those of
-    /// `dictionaryRepresentation()` that are not launch arguments or registered defaults.
-    fileprivate func persistentKeys() -> [String] {
-        let volatile = Set(volatileDomain(forName: UserDefaults.argumentDomain).keys)
-            .union(volatileDomain(forName: UserDefaults.registrationDomain).keys)
-        return dictionaryRepresentation().keys.filter { !volatile.contains($0) }
     }
 }
 

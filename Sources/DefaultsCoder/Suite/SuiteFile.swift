@@ -1,23 +1,20 @@
+// A suite's file, where Foundation keeps it itself (Linux): found from the suite's name,
+// known by its real path, read through the checked reader and written by replacing it
+// in one rename, under a lock that every process running this package takes.
+// Foundation's own `synchronize()` rewrites the file in place (truncate, then write),
+// with no lock between processes: a kill in between leaves an empty file, and two
+// processes writing together lose each other's keys. Package writes never do.
 //
-//  SuiteFile.swift
-//  DefaultsCoder
-//
-//  A suite's file, where Foundation keeps it itself (Linux, Windows): found from the
-//  suite's name, known by its real path, read through the checked reader and written by
-//  replacing it in one rename, under a lock that every process running this package
-//  takes. Foundation's own `synchronize()` rewrites the file in place (truncate, then
-//  write), with no lock between processes: a kill in between leaves an empty file, and
-//  two processes writing together lose each other's keys. Package writes never do.
-//
+// Compiled on Linux only: Apple platforms have no suite file (`cfprefsd` owns it), and
+// their suites go through `PreferencesBackend`.
 
+#if os(Linux)
 import Foundation
 
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
 import Musl
-#elseif canImport(Darwin)
-import Darwin
 #endif
 
 /// One object per file, shared by every `UserDefaults` object of the suite, however its
@@ -197,11 +194,7 @@ final class SuiteFile: @unchecked Sendable {
             device = UInt64(info.st_dev)
             inode = UInt64(info.st_ino)
             size = Int64(info.st_size)
-            #if canImport(Darwin)
-            modified = info.st_mtimespec
-            #else
             modified = info.st_mtim
-            #endif
         }
     }
 
@@ -346,7 +339,7 @@ final class SuiteFile: @unchecked Sendable {
         data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) -> Int32 in
             var offset = 0
             while offset < bytes.count {
-                let written = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+                let written = systemWrite(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
                 if written < 0 {
                     if errno == EINTR { continue }
                     return errno
@@ -374,6 +367,63 @@ final class SuiteFile: @unchecked Sendable {
         guard unlink(path) == 0 else { throw DefaultsSuiteError.system(.moveAside, path, errno: errno) }
         known.withLock { $0 = nil }
         return destination
+    }
+}
+
+/// `write(2)`, named apart from the backend's `write(_:order:over:through:)`.
+private func systemWrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
+    write(descriptor, bytes, count)
+}
+
+// MARK: - The file as a backend
+
+extension SuiteFile: SuiteBackend {
+    var identity: String { path }
+
+    func storedValues(of defaults: UserDefaults) throws -> [String: Any] {
+        // Foundation first writes what the app's plain `set(_:forKey:)` calls left
+        // unsaved, so that none is lost and none is written over this change later.
+        defaults.synchronize()
+        return try contents()
+    }
+
+    func write(_ changes: [String: Any?], order: [String], over stored: [String: Any], through defaults: UserDefaults) throws {
+        var stored = stored
+        // A plain `synchronize()` on another thread that read the file before the rename
+        // writes its older copy over it when it finishes, without a lock. The
+        // `synchronize()` below waits for such a write (Foundation holds the domain's
+        // lock through its read and write), so a file changed since the rename is read
+        // again, and the change made again if it was lost.
+        for _ in 0..<8 {
+            for key in order { stored[key] = changes[key]! }
+            try replace(with: stored)
+            // Nothing is unsaved now (the change began with `synchronize()`), so this
+            // only empties Foundation's cache: the next read loads the new file.
+            defaults.synchronize()
+            if isAsLastWritten() { return }
+            stored = try contents()
+            let lost = order.contains { key in
+                switch (stored[key], changes[key]!) {
+                case (nil, nil): return false
+                case (let now?, let tree?): return !plistEqual(now, tree)
+                default: return true
+                }
+            }
+            if !lost { return }
+        }
+    }
+
+    func unreadableFile() -> UnreadableDefaultsFile? {
+        // Under the lock, so as not to read a file a package write is replacing.
+        (try? withLock { problem() }) ?? nil
+    }
+
+    /// Moves the unreadable file aside, under the suite's lock, and lets Foundation's
+    /// cache, which holds the empty suite it read, read anew.
+    func moveUnreadableFileAside(of defaults: UserDefaults) throws -> URL? {
+        let moved = try withLock { try moveAside() }
+        if moved != nil { defaults.synchronize() }
+        return moved
     }
 }
 
@@ -433,3 +483,4 @@ private struct PropertyListTree: Encodable {
             value, EncodingError.Context(codingPath: encoder.codingPath, debugDescription: "\(type(of: value)) is not a property list value"))
     }
 }
+#endif

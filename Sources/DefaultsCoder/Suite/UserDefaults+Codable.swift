@@ -1,8 +1,3 @@
-//
-//  UserDefaults+Codable.swift
-//  DefaultsCoder
-//
-
 import Foundation
 
 /// Stores `Codable` values in `UserDefaults` as readable property-list values, and
@@ -124,8 +119,6 @@ extension UserDefaults {
     /// The problem with the suite's file, or `nil` when it parses, is absent, or cannot
     /// be located.
     func unreadableFile() -> UnreadableDefaultsFile? {
-        guard let file = Suite.of(self).file else { return nil }
-        // Under the lock, so as not to read a file a package write is replacing.
-        return (try? file.withLock { file.problem() }) ?? nil
+        Suite.of(self).backend.unreadableFile()
     }
 }

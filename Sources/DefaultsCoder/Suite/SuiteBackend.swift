@@ -1,0 +1,179 @@
+// The seam between a suite and the platform that keeps it. Two backends sit behind it:
+// the suite's file, which the package writes itself where Foundation keeps suites in
+// files (Linux), and preferences through `UserDefaults` alone, where `cfprefsd` owns the
+// storage (Apple platforms). The second runs on Linux too, chosen by an environment
+// variable, so that the tests run the Apple path against a test double of Apple's
+// `UserDefaults`.
+
+import Foundation
+
+#if canImport(ObjectiveC)
+import ObjectiveC
+#endif
+
+/// Where a suite's own values are kept, and how one change of them is written.
+protocol SuiteBackend: AnyObject, Sendable {
+    /// What errors call the suite: its file's path, or its name.
+    var identity: String { get }
+
+    /// Runs `body` holding the suite's lock: package changes of the suite take turns on
+    /// it, in this process (and, for a file, in every process running this package).
+    func withLock<R>(_ body: () throws -> R) throws -> R
+
+    /// The values the suite itself holds — never registered defaults, launch arguments
+    /// or the global domain — as the change that starts now sees them.
+    ///
+    /// - Throws: `UnreadableDefaultsFile` when the suite's file does not parse.
+    func storedValues(of defaults: UserDefaults) throws -> [String: Any]
+
+    /// Writes a change: `changes` holds the new value of each key in `order` (`nil`
+    /// removes it), `stored` what `storedValues(of:)` gave when the change began.
+    /// Called holding `withLock`.
+    func write(_ changes: [String: Any?], order: [String], over stored: [String: Any], through defaults: UserDefaults) throws
+
+    /// Why the suite's storage cannot be read, or `nil` when it can.
+    func unreadableFile() -> UnreadableDefaultsFile?
+
+    /// Moves an unreadable file aside; `nil` when there is none.
+    func moveUnreadableFileAside(of defaults: UserDefaults) throws -> URL?
+}
+
+/// Which backend the suites of this process use.
+enum SuiteBackendKind: String, Sendable {
+    /// The suite's file, written by the package (Linux).
+    case file
+    /// Preferences through `UserDefaults` alone (Apple platforms).
+    case preferences
+
+    /// The backend of this process: `preferences` on every platform but Linux; on Linux
+    /// `file`, unless the environment variable `DEFAULTSCODER_SUITE_BACKEND` says
+    /// `preferences` (read once, at the first use of a suite).
+    static let current: SuiteBackendKind = {
+        #if os(Linux)
+        let chosen = ProcessInfo.processInfo.environment["DEFAULTSCODER_SUITE_BACKEND"].flatMap(SuiteBackendKind.init(rawValue:))
+        return chosen ?? .file
+        #else
+        return .preferences
+        #endif
+    }()
+}
+
+/// A suite kept by `UserDefaults` alone. Reads of its own values go through
+/// `persistentDomain(forName:)` — `object(forKey:)` and `dictionaryRepresentation()`
+/// also search the argument, global and registration domains — and writes through
+/// `set(_:forKey:)` and `removeObject(forKey:)`, with the change's own announcements
+/// from Foundation held back until the whole change is written (`Suite.isWriting`).
+final class PreferencesBackend: SuiteBackend {
+    /// The suite's domain name; `nil` when the package cannot learn it (a suite object
+    /// of an Apple platform whose name is hidden), and its own values are worked out
+    /// from the other domains (`ownValues(of:)`).
+    let name: String?
+    /// Package changes of this suite take turns in this process; recursive, since a
+    /// failure handler or an observer called during a change may write again. Between
+    /// processes `cfprefsd` orders each key's writes, and nothing locks a whole change.
+    private let lock = NSRecursiveLock()
+
+    init(name: String?) {
+        self.name = name
+    }
+
+    var identity: String { name ?? "UserDefaults suite" }
+
+    func withLock<R>(_ body: () throws -> R) throws -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+
+    func storedValues(of defaults: UserDefaults) -> [String: Any] {
+        if let name { return defaults.persistentDomain(forName: name) ?? [:] }
+        return Self.ownValues(of: defaults)
+    }
+
+    /// The values a suite of unknown name holds itself, from what `UserDefaults` shows:
+    /// `dictionaryRepresentation()` less the launch arguments (which hide the suite's
+    /// value: it is left alone), and less a registered or global value that is what the
+    /// suite shows (a stored value equal to it cannot be told from it, and reads the
+    /// same).
+    static func ownValues(of defaults: UserDefaults) -> [String: Any] {
+        let arguments = defaults.volatileDomain(forName: UserDefaults.argumentDomain)
+        let registered = defaults.volatileDomain(forName: UserDefaults.registrationDomain)
+        let global = defaults.persistentDomain(forName: UserDefaults.globalDomain) ?? [:]
+        return defaults.dictionaryRepresentation().filter { key, value in
+            if arguments[key] != nil { return false }
+            if let other = registered[key], plistEqual(other, value) { return false }
+            if let other = global[key], plistEqual(other, value) { return false }
+            return true
+        }
+    }
+
+    func write(_ changes: [String: Any?], order: [String], over stored: [String: Any], through defaults: UserDefaults) {
+        // Apple's Foundation posts `didChangeNotification` for each `set`, on this
+        // thread, before it returns: observers must not read a change half written.
+        Suite.$isWriting.withValue(true) {
+            for key in order {
+                if let tree = changes[key]! {
+                    defaults.set(FoundationCollections.make(tree), forKey: key)
+                } else {
+                    defaults.removeObject(forKey: key)
+                }
+            }
+            #if !canImport(Darwin)
+            // Foundation on Linux writes its file only when told.
+            defaults.synchronize()
+            #endif
+        }
+    }
+
+    func unreadableFile() -> UnreadableDefaultsFile? { nil }
+
+    func moveUnreadableFileAside(of defaults: UserDefaults) -> URL? { nil }
+}
+
+/// How the package learns a suite object's domain name, on each platform.
+enum SuiteName {
+    /// The name of the app's own suite, `UserDefaults.standard`'s: the bundle
+    /// identifier, or the process name where there is no bundle.
+    static var application: String {
+        Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
+    }
+
+    /// The suite name of `defaults`: `.some(nil)` for the app's own suite, `nil` when it
+    /// cannot be learned.
+    static func of(_ defaults: UserDefaults) -> String?? {
+        #if canImport(ObjectiveC)
+        if defaults === UserDefaults.standard { return .some(nil) }
+        return objectiveCIdentifier(of: defaults)
+        #else
+        // swift-corelibs-foundation keeps the suite name in a stored property of
+        // `UserDefaults`; Mirror reads it, through any subclass. If that ever changes,
+        // the suite is known by its object only.
+        var mirror: Mirror? = Mirror(reflecting: defaults)
+        while let current = mirror {
+            if let suite = current.children.first(where: { $0.label == "suite" })?.value {
+                if let name = suite as? String { return .some(name) }
+                if case .some(.none) = suite as? String? { return .some(nil) }
+                return nil
+            }
+            mirror = current.superclassMirror
+        }
+        return nil
+        #endif
+    }
+
+    #if canImport(ObjectiveC)
+    /// The suite name Apple's `NSUserDefaults` keeps in its `_identifier_` instance
+    /// variable (a `CFStringRef`, `kCFPreferencesCurrentApplication` for the app's own
+    /// suite). No public API returns it. Read only when the variable is there with that
+    /// type; otherwise `nil`, and the suite is known by its object alone.
+    private static func objectiveCIdentifier(of defaults: UserDefaults) -> String?? {
+        guard let variable = class_getInstanceVariable(UserDefaults.self, "_identifier_"),
+            let encoding = ivar_getTypeEncoding(variable), String(cString: encoding).hasPrefix("^{__CFString")
+        else { return nil }
+        let base = UnsafeRawPointer(Unmanaged.passUnretained(defaults).toOpaque())
+        guard let pointer = base.load(fromByteOffset: ivar_getOffset(variable), as: UnsafeRawPointer?.self) else { return nil }
+        let identifier = Unmanaged<CFString>.fromOpaque(pointer).takeUnretainedValue() as String
+        return identifier == "kCFPreferencesCurrentApplication" ? .some(nil) : .some(identifier)
+    }
+    #endif
+}
