@@ -347,6 +347,10 @@ final class ObservationRegistry: Sendable {
             token = NotificationCenter.default.addObserver(
                 forName: UserDefaults.didChangeNotification, object: nil, queue: nil
             ) { _ in
+                // A change the package is writing on this thread (Apple's Foundation
+                // announces each of its `set(_:forKey:)` calls as it makes it) is
+                // announced by the package once it is written whole.
+                if Suite.isWriting { return }
                 // Counted before the observers look: a reader that then finds the count
                 // unchanged read after the change.
                 ObservationRegistry.shared.writes.withLock { $0.announced &+= 1 }

@@ -350,7 +350,7 @@ extension Suite.Values {
             case .convert(let name, let newName, let transform):
                 guard let stored = value(forKey: name) else { return }
                 if newName != name, let existing = value(forKey: newName) {
-                    throw fail("\"\(newName)\" already holds a value (\(type(of: existing)))")
+                    throw fail("\"\(newName)\" already holds a value (\(FoundValue.describing(existing).description))")
                 }
                 let converted = try transform(stored)
                 if newName != name { try set(nil, forKey: name) }

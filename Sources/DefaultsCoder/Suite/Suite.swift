@@ -96,8 +96,9 @@ final class Suite: @unchecked Sendable {
             let defaults: UserDefaults
             let suite: Suite
             /// The suite's own values as the change found them: never a registered
-            /// default, a launch argument or the global domain's.
-            var stored: [String: Any] = [:]
+            /// default, a launch argument or the global domain's. Read when first asked
+            /// for, where reading cannot fail: a write of one value reads nothing.
+            var stored = StoredValues()
             /// The new value of each changed key (`nil` removes), and the keys in the
             /// order they first changed.
             var changes: [String: Any?] = [:]
@@ -105,7 +106,7 @@ final class Suite: @unchecked Sendable {
 
             func value(forKey key: String) -> Any? {
                 if let change = changes[key] { return change }
-                return stored[key]
+                return stored.values[key]
             }
         }
 
@@ -129,7 +130,7 @@ final class Suite: @unchecked Sendable {
         /// The keys suite `index` itself holds, with the changes made so far.
         func keys(in index: Int = 0) -> [String] {
             let domain = domains[index]
-            var keys = Set(domain.stored.keys)
+            var keys = Set(domain.stored.values.keys)
             for (key, value) in domain.changes {
                 if value == nil { keys.remove(key) } else { keys.insert(key) }
             }
@@ -164,9 +165,14 @@ final class Suite: @unchecked Sendable {
         defer { if !silencedKeys.isEmpty { ObservationRegistry.shared.endSilentWrites(of: silencedKeys) } }
         let locked = suites.sorted { $0.backend.identity < $1.backend.identity }.map(\.backend)
         let (result, written) = try withLocks(on: locked[...]) { () throws -> (R, [Written]) in
-            for index in values.domains.indices {
-                let domain = values.domains[index]
-                values.domains[index].stored = try domain.suite.backend.storedValues(of: domain.defaults)
+            for domain in values.domains {
+                let (backend, defaults) = (domain.suite.backend, domain.defaults)
+                if backend.readsBeforeChanging {
+                    let values = try backend.storedValues(of: defaults)
+                    domain.stored.load = { values }
+                } else {
+                    domain.stored.load = { (try? backend.storedValues(of: defaults)) ?? [:] }
+                }
             }
             let result = try body(&values)
             var written: [Written] = []
@@ -183,7 +189,7 @@ final class Suite: @unchecked Sendable {
                     written.append(Written(suite: domain.suite, defaults: domain.defaults, key: key, tree: domain.changes[key]!, count: count))
                 }
                 defer { ObservationRegistry.shared.endWrites(of: domain.order) }
-                try domain.suite.backend.write(domain.changes, order: domain.order, over: domain.stored, through: domain.defaults)
+                try domain.suite.backend.write(domain.changes, order: domain.order, over: domain.stored.values, through: domain.defaults)
             }
             return (result, written)
         }
@@ -196,6 +202,12 @@ final class Suite: @unchecked Sendable {
         }
         reportLaunchArgumentOverrides(written)
         return result
+    }
+
+    /// A suite's own values, read once, when first asked for.
+    fileprivate final class StoredValues {
+        var load: () -> [String: Any] = { [:] }
+        private(set) lazy var values: [String: Any] = load()
     }
 
     /// A key a change wrote: what it wrote, and which write of the key it was.

@@ -20,6 +20,10 @@ protocol SuiteBackend: AnyObject, Sendable {
     /// it, in this process (and, for a file, in every process running this package).
     func withLock<R>(_ body: () throws -> R) throws -> R
 
+    /// Whether a change reads the suite's values before it runs: a file is written
+    /// whole, and one that cannot be read must stop the change before it begins.
+    var readsBeforeChanging: Bool { get }
+
     /// The values the suite itself holds — never registered defaults, launch arguments
     /// or the global domain — as the change that starts now sees them.
     ///
@@ -79,6 +83,8 @@ final class PreferencesBackend: SuiteBackend {
 
     var identity: String { name ?? "UserDefaults suite" }
 
+    var readsBeforeChanging: Bool { false }
+
     func withLock<R>(_ body: () throws -> R) throws -> R {
         lock.lock()
         defer { lock.unlock() }
@@ -86,8 +92,9 @@ final class PreferencesBackend: SuiteBackend {
     }
 
     func storedValues(of defaults: UserDefaults) -> [String: Any] {
-        if let name { return defaults.persistentDomain(forName: name) ?? [:] }
-        return Self.ownValues(of: defaults)
+        let values = name.map { defaults.persistentDomain(forName: $0) ?? [:] } ?? Self.ownValues(of: defaults)
+        // swift-corelibs-foundation hands each value back wrapped in an `Optional`.
+        return values.compactMapValues(flattenOptional)
     }
 
     /// The values a suite of unknown name holds itself, from what `UserDefaults` shows:

@@ -380,6 +380,8 @@ private func systemWrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count
 extension SuiteFile: SuiteBackend {
     var identity: String { path }
 
+    var readsBeforeChanging: Bool { true }
+
     func storedValues(of defaults: UserDefaults) throws -> [String: Any] {
         // Foundation first writes what the app's plain `set(_:forKey:)` calls left
         // unsaved, so that none is lost and none is written over this change later.

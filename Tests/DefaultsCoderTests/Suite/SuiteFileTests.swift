@@ -52,7 +52,7 @@ struct DamagedFile: Sendable, CustomTestStringConvertible {
     }
 }
 
-@Suite("SuiteFileGuard")
+@Suite("SuiteFileGuard", .enabled(if: Backend.isFile, "the file backend's"))
 struct SuiteFileGuardTests {
 
     init() {

@@ -25,7 +25,7 @@ struct SuiteTests {
 
     #if !canImport(Darwin)
     @Test(
-        "a process killed at any instant of a write leaves a file that parses, with every other key intact",
+        "a process killed at any instant of a write leaves a file that parses, with every other key intact", .enabled(if: Backend.isFile, "the file backend's"),
         arguments: ["encode", "reset", "subscript", "migrate"])
     func killedWriter(mode: String) async throws {
         let suite = TestSuite("killed" + mode)
@@ -50,7 +50,7 @@ struct SuiteTests {
         }
     }
 
-    @Test("the file is never seen empty or half written while another process writes")
+    @Test("the file is never seen empty or half written while another process writes", .enabled(if: Backend.isFile, "the file backend's"))
     func neverTorn() async throws {
         let suite = TestSuite()
         try suite.defaults.encode(String(repeating: "x", count: 20_000), forKey: "filler")
@@ -65,7 +65,7 @@ struct SuiteTests {
         #expect(torn == 0)
     }
 
-    @Test("processes writing different keys of one suite together keep every key")
+    @Test("processes writing different keys of one suite together keep every key", .enabled(if: Backend.isFile, "the file backend's"))
     func processesKeepEachOthersKeys() async throws {
         let suite = TestSuite()
         let name = suite.name
@@ -82,7 +82,7 @@ struct SuiteTests {
     // MARK: - The file
 
     #if !canImport(Darwin)
-    @Test("a package write keeps the file's mode", arguments: [0o600, 0o640, 0o604])
+    @Test("a package write keeps the file's mode", .enabled(if: Backend.isFile, "the file backend's"), arguments: [0o600, 0o640, 0o604])
     func modeKept(mode: Int) throws {
         let suite = TestSuite("mode\(mode)")
         try suite.defaults.encode(1, forKey: "a")
@@ -125,7 +125,7 @@ struct SuiteTests {
         #expect(values["mine"] as? Int == 3)
     }
 
-    @Test("other spellings of a suite's name, and a symbolic link to its directory, are the same suite")
+    @Test("other spellings of a suite's name, and a symbolic link to its directory, are the same suite", .enabled(if: Backend.isFile, "the file backend's"))
     func oneSuitePerFile() throws {
         let suite = TestSuite()
         let directory = SuiteFile.configDirectory.path
@@ -139,7 +139,7 @@ struct SuiteTests {
         }
     }
 
-    @Test("a directory that cannot be made throws the suite layer's error with the path")
+    @Test("a directory that cannot be made throws the suite layer's error with the path", .enabled(if: Backend.isFile, "the file backend's"))
     func fileSystemFailure() throws {
         let blocker = FileManager.default.temporaryDirectory.appendingPathComponent("blocker-\(UUID().uuidString)")
         try Data("a file, not a directory".utf8).write(to: blocker)

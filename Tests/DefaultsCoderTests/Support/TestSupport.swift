@@ -101,7 +101,7 @@ final class TestSuite {
     init(_ label: String = #function) {
         let cleaned = label.filter { $0.isLetter || $0.isNumber }
         name = "DefaultsCoderTests.\(cleaned).\(UUID().uuidString)"
-        defaults = UserDefaults(suiteName: name)!
+        defaults = makeDefaults(suiteName: name)
     }
 
     /// Where Foundation keeps the suite's file on this platform.

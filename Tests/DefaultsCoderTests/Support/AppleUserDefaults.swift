@@ -1,0 +1,132 @@
+import Foundation
+import Testing
+
+@testable import DefaultsCoder
+
+/// The suite backend this test process runs on: the file (Linux's default) or
+/// preferences through `UserDefaults` alone (Apple platforms; on Linux with
+/// `DEFAULTSCODER_SUITE_BACKEND=preferences`, against `AppleUserDefaults`).
+enum Backend {
+    static var isFile: Bool { SuiteBackendKind.current == .file }
+    static var isPreferences: Bool { SuiteBackendKind.current == .preferences }
+
+    /// Whether suites are Apple's `UserDefaults` as the tests emulate it on Linux.
+    static var isEmulatedApple: Bool {
+        #if os(Linux)
+        return isPreferences
+        #else
+        return false
+        #endif
+    }
+}
+
+#if os(Linux)
+/// A `UserDefaults` that behaves as Apple's does where Linux's does not, so that the
+/// Apple path of the suite layer runs on Linux. What it emulates, from Apple's
+/// documentation and measured reports:
+/// - `didChangeNotification` is posted synchronously, on the calling thread, for every
+///   in-process `set(_:forKey:)` and `removeObject(forKey:)`, with the object changed;
+/// - `object(forKey:)` searches the argument domain, the suite, the global domain, then
+///   the registration domain; `dictionaryRepresentation()` merges the same four;
+/// - the global domain (`NSGlobalDomain`) holds the system's keys (`AppleLanguages`,
+///   `AppleLocale`, …), readable with `persistentDomain(forName:)`;
+/// - the registration domain is the process's, and `volatileDomain(forName:)` shows it.
+///
+/// The suite's own values live where Foundation on Linux keeps them (its file), so a
+/// plain `UserDefaults` object of the same name, or another process, reads them as
+/// `cfprefsd` lets every object of a suite read them on Apple platforms.
+final class AppleUserDefaults: UserDefaults, @unchecked Sendable {
+    // Unchecked: `name` is a constant; the shared domains are behind locks.
+
+    /// The global domain every suite shows.
+    nonisolated(unsafe) static let systemKeys: [String: Any] = [
+        "AppleLanguages": ["en-US", "fr-FR"],
+        "AppleLocale": "en_US",
+        "AppleKeyboards": ["en_US@sw=QWERTY;hw=Automatic"],
+        "AppleMeasurementUnits": "Inches",
+        "AppleTemperatureUnit": "Fahrenheit",
+        "NSInterfaceStyle": "macintosh",
+    ]
+
+    /// The process's registration domain, which every suite searches last.
+    private static let registered = Locked<[String: Any]>([:])
+
+    /// The launch arguments of this emulated process, which every suite searches first.
+    static let arguments = Locked<[String: Any]>([:])
+
+    let name: String
+
+    override init?(suiteName: String?) {
+        guard let suiteName else { return nil }
+        name = suiteName
+        super.init(suiteName: suiteName)
+    }
+
+    private var own: [String: Any] {
+        super.persistentDomain(forName: name) ?? [:]
+    }
+
+    /// The suite's own value of `key`. Foundation's `object(forKey:)` finds it, unless a
+    /// launch argument or a registered default stands in its place; only then is the
+    /// whole domain copied to look.
+    private func ownValue(forKey key: String) -> Any? {
+        if super.volatileDomain(forName: UserDefaults.argumentDomain)[key] == nil && Self.registered.withLock({ $0[key] == nil }) {
+            return super.object(forKey: key)
+        }
+        return own[key]
+    }
+
+    override func object(forKey defaultName: String) -> Any? {
+        if let argument = volatileDomain(forName: UserDefaults.argumentDomain)[defaultName] { return argument }
+        if let stored = ownValue(forKey: defaultName) { return stored }
+        if let global = Self.systemKeys[defaultName] { return global }
+        return Self.registered.withLock { $0[defaultName] }
+    }
+
+    override func set(_ value: Any?, forKey defaultName: String) {
+        super.set(value, forKey: defaultName)
+        NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: self)
+    }
+
+    override func removeObject(forKey defaultName: String) {
+        super.removeObject(forKey: defaultName)
+        NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: self)
+    }
+
+    override func dictionaryRepresentation() -> [String: Any] {
+        var all = Self.registered.withLock { $0 }
+        all.merge(Self.systemKeys) { $1 }
+        all.merge(own) { $1 }
+        all.merge(volatileDomain(forName: UserDefaults.argumentDomain)) { $1 }
+        return all
+    }
+
+    override func persistentDomain(forName domainName: String) -> [String: Any]? {
+        domainName == UserDefaults.globalDomain ? Self.systemKeys : super.persistentDomain(forName: domainName)
+    }
+
+    override func register(defaults registrationDictionary: [String: Any]) {
+        // The process's registration domain: every object of every suite sees it.
+        super.register(defaults: registrationDictionary)
+        Self.registered.withLock { $0.merge(registrationDictionary) { $1 } }
+    }
+
+    override func volatileDomain(forName domainName: String) -> [String: Any] {
+        switch domainName {
+        case UserDefaults.registrationDomain: return Self.registered.withLock { $0 }
+        case UserDefaults.argumentDomain:
+            return super.volatileDomain(forName: domainName).merging(Self.arguments.withLock { $0 }) { $1 }
+        default: return super.volatileDomain(forName: domainName)
+        }
+    }
+}
+#endif
+
+/// A new `UserDefaults` object of the suite `name`: Apple's, emulated, where the tests
+/// run the Apple path on Linux; Foundation's own otherwise.
+func makeDefaults(suiteName name: String) -> UserDefaults {
+    #if os(Linux)
+    if Backend.isEmulatedApple { return AppleUserDefaults(suiteName: name)! }
+    #endif
+    return UserDefaults(suiteName: name)!
+}
