@@ -51,9 +51,6 @@ final class AppleUserDefaults: UserDefaults, @unchecked Sendable {
     /// The process's registration domain, which every suite searches last.
     private static let registered = Locked<[String: Any]>([:])
 
-    /// The launch arguments of this emulated process, which every suite searches first.
-    static let arguments = Locked<[String: Any]>([:])
-
     let name: String
 
     override init?(suiteName: String?) {
@@ -114,8 +111,6 @@ final class AppleUserDefaults: UserDefaults, @unchecked Sendable {
     override func volatileDomain(forName domainName: String) -> [String: Any] {
         switch domainName {
         case UserDefaults.registrationDomain: return Self.registered.withLock { $0 }
-        case UserDefaults.argumentDomain:
-            return super.volatileDomain(forName: domainName).merging(Self.arguments.withLock { $0 }) { $1 }
         default: return super.volatileDomain(forName: domainName)
         }
     }
