@@ -35,6 +35,10 @@ enum FoundValue {
         }
         if isArray(value) { return .value([Any].self) }
         if value is String { return .value(String.self) }
+        // Apple's Foundation hands back its private subclasses (`__NSTaggedDate`,
+        // `__NSCFData`); on Linux, `NSDate` and `NSData` themselves.
+        if value is Date { return .value(Date.self) }
+        if value is Data { return .value(Data.self) }
         return .value(type(of: value))
     }
 

@@ -1,8 +1,4 @@
-//
-//  ArchivedObject.swift
-//  DefaultsCoder
-//
-//  `NSSecureCoding` objects (colors, fonts, tokens) as values of typed keys: archived with
+// `NSSecureCoding` objects (colors, fonts, tokens) as values of typed keys: archived with
 //  `NSKeyedArchiver` requiring secure coding, read back with an allow-list of classes.
 //
 
@@ -21,9 +17,11 @@ import Foundation
 ///
 /// Writing archives the object with `NSKeyedArchiver` requiring secure coding; reading
 /// unarchives it allowing only `allowedClasses`: `Object` and Foundation's
-/// property-list classes (strings, numbers, dates, data, arrays, dictionaries). An archive of any other class, or one that is damaged,
-/// throws `DecodingError.dataCorrupted` — the subscript and wrapper report it and return
-/// the default — and never traps. The archive is stored as `Data`: a keyed archive is a
+/// property-list classes (strings, numbers, dates, data, arrays, dictionaries), plus,
+/// on Apple platforms, what `Object` itself decodes securely (the color space inside a
+/// color). An archive of any other class, or one that is damaged, throws
+/// `DecodingError.dataCorrupted` — the subscript and wrapper report it and return the
+/// default — and never traps. The archive is stored as `Data`: a keyed archive is a
 /// property list, but not one another tool reads as the object's fields.
 ///
 /// `Sendable` on the understanding that the object is not mutated once stored, as for
@@ -72,12 +70,17 @@ public struct ArchivedObject<Object: NSObject & NSSecureCoding>: Codable, @unche
         let data = try decoder.singleValueContainer().decode(Data.self)
         let root: Any?
         do {
+            #if !canImport(Darwin)
             // Checked first: swift-corelibs-foundation's unarchiver traps (fatalError), not
             // throws, on a class that is not allowed or does not support secure coding
-            // (`NSKeyedUnarchiver._isClassAllowed`, Swift 6.3.1).
+            // (`NSKeyedUnarchiver._isClassAllowed`, Swift 6.3.1). Apple's secure
+            // unarchiver throws instead, and also allows the classes the root decodes
+            // itself with `decodeObject(of:forKey:)` (the color space inside an `NSColor`),
+            // which a check of the archive's class names alone would refuse.
             if let problem = Self.problem(in: data) {
                 throw CocoaError(.coderReadCorrupt, userInfo: [NSDebugDescriptionErrorKey: problem])
             }
+            #endif
             root = try NSKeyedUnarchiver.unarchivedObject(ofClasses: Self.allowedClasses, from: data)
         } catch {
             let reason = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? error.localizedDescription
@@ -93,6 +96,7 @@ public struct ArchivedObject<Object: NSObject & NSSecureCoding>: Codable, @unche
         self.object = object
     }
 
+    #if !canImport(Darwin)
     /// Why the unarchiver must not see `data`: it is no checked keyed archive, or it
     /// names a class that is not allowed or does not support secure coding.
     private static func problem(in data: Data) -> String? {
@@ -108,6 +112,7 @@ public struct ArchivedObject<Object: NSObject & NSSecureCoding>: Codable, @unche
         }
         return nil
     }
+    #endif
 
     /// Whether the two objects are equal (`isEqual(_:)`).
     ///

@@ -310,8 +310,10 @@ extension Suite.Values {
     func recordedVersion(_ versionKey: String, migratingTo target: Int?) throws -> Int {
         guard let record = value(forKey: versionKey) else { return 0 }
         switch classifyNumber(record) {
-        case .signed(let version, _) where version >= 1: return Int(version)
-        case .unsigned(let version, _) where version >= 1 && version <= UInt64(Int.max): return Int(version)
+        // `Int(exactly:)`: a record too large for a 32-bit `Int` is no version `migrate`
+        // wrote there.
+        case .signed(let version, _) where version >= 1: if let version = Int(exactly: version) { return version }
+        case .unsigned(let version, _) where version >= 1: if let version = Int(exactly: version) { return version }
         default: break
         }
         throw DefaultsMigrationError(

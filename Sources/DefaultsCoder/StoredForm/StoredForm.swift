@@ -190,9 +190,7 @@ final class StoredEncodingForm: EncodingForm, Sendable {
     /// An integer as `Int`, or `UInt64` above `Int64.max`; wider ones (`Int128`,
     /// `UInt128`) as their exact text, marked as an integer.
     func integer<T: FixedWidthInteger>(_ value: T) -> Any {
-        if let int = Int(exactly: value) { return int }
-        if let uint = UInt64(exactly: value) { return uint }
-        return StoredForm.integerPrefix + String(value)
+        nativeInteger(value) ?? StoredForm.integerPrefix + String(value)
     }
 
     func float(_ value: Float) -> Any { Double(value) }
@@ -252,7 +250,7 @@ final class StoredEncodingForm: EncodingForm, Sendable {
         if let number = classifyNumber(value) {
             switch number {
             case .bool(let bool): return bool
-            case .signed(let int, _): return Int(int)
+            case .signed(let int, _): return integer(int)
             case .unsigned(let uint, _): return integer(uint)
             case .double(let double): return double
             case .float(let float): return Double(float)
@@ -396,7 +394,7 @@ struct StoredDecodingForm: DecodingForm {
 /// platform has them, its text otherwise.
 private func plainNumber(_ number: NumberValue) -> Any {
     switch number {
-    case .signed(let int, _): return Int(int)
+    case .signed(let int, _): return nativeInteger(int) ?? int
     case .unsigned(let uint, _): return uint
     case .wide(let digits, _):
         if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
@@ -494,4 +492,16 @@ enum LaunchArgument {
         }
         return readings
     }
+}
+
+/// An integer as a property list keeps it: an `Int` where it fits the platform's `Int`
+/// (`platform`), else an `Int64` or a `UInt64`; `nil` beyond 64 bits. Never `Int(_:)`,
+/// which traps on a 32-bit `Int` (watchOS on arm64_32) for a value a 64-bit number holds.
+func nativeInteger<T: FixedWidthInteger, Platform: FixedWidthInteger & SignedInteger>(
+    _ value: T, platform: Platform.Type = Int.self
+) -> Any? {
+    if let int = Platform(exactly: value) { return int }
+    if let int = Int64(exactly: value) { return int }
+    if let uint = UInt64(exactly: value) { return uint }
+    return nil
 }

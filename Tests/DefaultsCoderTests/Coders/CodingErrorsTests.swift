@@ -1,8 +1,3 @@
-//
-//  CodingErrorsTests.swift
-//  DefaultsCoderTests
-//
-
 import Foundation
 import Testing
 
@@ -28,6 +23,16 @@ struct CodingErrorsTests {
             (SendableAny([1: "one"]), "Dictionary with Int keys"),
             (SendableAny(NSDictionary(dictionary: [1: "one"])), "Dictionary with Int keys"),
             (SendableAny([AnyHashable(1.5): "x"]), "Dictionary with Double keys"),
+            // Foundation's own classes and their subclasses (on Apple platforms a date is
+            // an `__NSTaggedDate`, data an `__NSCFData`) are named as the Swift types.
+            (SendableAny(NSDate(timeIntervalSince1970: 0)), "Date"),
+            (SendableAny(NSData(data: Data([1]))), "Data"),
+            (SendableAny(NSMutableData(data: Data([1]))), "Data"),
+            (SendableAny(Data([1])), "Data"),
+            (SendableAny(NSMutableArray(array: [1])), "Array"),
+            (SendableAny(NSMutableDictionary(dictionary: ["a": 1])), "Dictionary"),
+            (SendableAny(NSMutableString(string: "x")), "String"),
+            (SendableAny(NSString(string: "x")), "String"),
         ])
     func describing(value: SendableAny, expected: String) {
         #expect(FoundValue.describing(value.value).description == expected)

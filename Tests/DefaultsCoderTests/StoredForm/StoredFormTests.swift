@@ -325,6 +325,7 @@ struct StoredFormTests {
 @Suite("128-bit integers")
 struct WideIntegerTests {
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     struct Ledger: Codable, Equatable {
         var big: Int128
         var unsigned: UInt128
@@ -370,5 +371,34 @@ struct WideIntegerTests {
         #expect(suite.defaults.object(forKey: "check.3") as? Int == -5)
         let error = caught(DecodingError.self) { try suite.defaults.decode(Int.self, forKey: "check.2") }
         #expect(debugDescription(of: error) == "UInt128 at SELF, cannot be exactly represented by Int")
+    }
+}
+
+/// Integers as a property list keeps them, on a platform whose `Int` has 32 bits
+/// (watchOS on arm64_32) as on one whose `Int` has 64: `Int(_:)` of a 64-bit value
+/// would trap there.
+@Suite("Native integers")
+struct NativeIntegerTests {
+    @Test(
+        "an integer is an Int where it fits the platform's, else the 64-bit integer it is",
+        arguments: [
+            (Int64(5), "Int32(5)"),
+            (Int64(Int32.max) + 1, "Int64(2147483648)"),
+            (Int64(Int32.min) - 1, "Int64(-2147483649)"),
+            (Int64.min, "Int64(-9223372036854775808)"),
+        ])
+    func onThirtyTwoBits(value: Int64, expected: String) {
+        let native = nativeInteger(value, platform: Int32.self)
+        #expect(native.map { "\(type(of: $0))(\($0))" } == expected)
+    }
+
+    @Test("above Int64.max a UInt64, beyond 64 bits nothing")
+    func unsigned() {
+        #expect(nativeInteger(UInt64.max, platform: Int32.self) as? UInt64 == .max)
+        #expect(nativeInteger(UInt64(Int64.max) + 1) as? UInt64 == UInt64(Int64.max) + 1)
+        #expect(nativeInteger(Int64.max) as? Int == Int(Int64.max))
+        if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
+            #expect(nativeInteger(Int128(Int64.min) - 1) == nil)
+        }
     }
 }

@@ -296,6 +296,7 @@ struct DocumentationTests {
     }
     #endif
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     @Test("Typed keys, the wrapper and observation: the Observation framework")
     func observationFramework() async throws {
         let suite = TestSuite()
