@@ -8,7 +8,7 @@ let swiftSettings: [SwiftSetting] = [
 let package = Package(
     name: "DefaultsCoder",
     platforms: [
-        .macOS(.v13), .iOS(.v15), .tvOS(.v15), .watchOS(.v8),
+        .macOS(.v13), .iOS(.v15), .tvOS(.v15), .watchOS(.v8), .visionOS(.v1),
     ],
     products: [
         .library(name: "DefaultsCoder", targets: ["DefaultsCoder"]),

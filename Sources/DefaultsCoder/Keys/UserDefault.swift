@@ -75,7 +75,8 @@ public struct UserDefault<Value: Codable & Sendable>: @unchecked Sendable {
     /// came through this property, another wrapper, the typed subscript,
     /// `encode(_:forKey:)` or a change Foundation announces. A write of an equal value, or
     /// of another key, does not. (Needs the Observation framework: macOS 14, iOS 17,
-    /// tvOS 17, watchOS 10, or Linux; elsewhere reading just reads.)
+    /// tvOS 17, watchOS 10, visionOS 1, or Linux; elsewhere reading just reads, and a
+    /// SwiftUI view that reads it is not updated: follow `updates(for:initial:)` there.)
     public var wrappedValue: Value {
         get {
             // Read again while a change of the key is announced during the read (a

@@ -1,10 +1,5 @@
-//
-//  SuiteErrors.swift
-//  DefaultsCoder
-//
-//  The errors of the suite layer: a suite file that cannot be read, and the file
-//  system's failures, each with the path.
-//
+// The errors of the suite layer: a suite file that cannot be read, and the file
+// system's failures, each with the path.
 
 import Foundation
 
@@ -60,7 +55,8 @@ public struct DefaultsSuiteError: Error, Sendable, Equatable, CustomStringConver
 
     /// What the suite layer was doing.
     public let operation: Operation
-    /// The file it was doing it to.
+    /// The file it was doing it to; for `sameSuiteTwice` on Apple platforms, where a
+    /// suite has no file of the package's, the suite's name.
     public let path: String
     /// Why it failed: the system's message.
     public let reason: String

@@ -94,8 +94,10 @@ private actor ProbeLaunch {
         ]
         let result = try await run("defaults-coder-probe", arguments)
         UserDefaults(suiteName: suite)?.removePersistentDomain(forName: suite)
+        #if os(Linux)
         try? FileManager.default.removeItem(at: SuiteFile.configDirectory.appendingPathComponent(suite + ".plist"))
         try? FileManager.default.removeItem(at: SuiteFile.configDirectory.appendingPathComponent(suite + ".plist.lock"))
+        #endif
         let values = try PropertyListSerialization.propertyList(from: result.output, format: nil) as? [String: String] ?? [:]
         cached = values
         return values

@@ -35,8 +35,8 @@ enum Backend {
 /// The suite's own values live where Foundation on Linux keeps them (its file), so a
 /// plain `UserDefaults` object of the same name, or another process, reads them as
 /// `cfprefsd` lets every object of a suite read them on Apple platforms.
-final class AppleUserDefaults: UserDefaults, @unchecked Sendable {
-    // Unchecked: `name` is a constant; the shared domains are behind locks.
+final class AppleUserDefaults: UserDefaults {
+    // `name` is a constant; the shared domains are behind locks.
 
     /// The global domain every suite shows.
     nonisolated(unsafe) static let systemKeys: [String: Any] = [

@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""The platform rule of CONTRIBUTING.md, checked: no Apple machine builds here, so a
+name that exists on one platform only is looked for, and must sit inside a `#if` that
+compiles it only there.
+
+- Linux-only names (the suite file, glibc, the test double of Apple's UserDefaults) sit
+  under a Linux gate — `#if os(Linux)`, `#if !canImport(Darwin)`, `#if canImport(Glibc)`,
+  or the `#else` of an Apple gate — in every Swift file of Sources/ and Tests/, which
+  macOS compiles.
+- macOS-only names sit under `#if os(macOS)` (or a Linux gate) in the library, which is
+  built for iOS, tvOS, watchOS and visionOS too.
+
+Exits 1 and lists each name found outside its gate.
+"""
+
+import pathlib
+import re
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+# Names that exist on Linux only, or that this package compiles only there.
+LINUX_ONLY = [
+    r"\bSuiteFile\b", r"\)\.file\b", r"\bGlibc\b", r"\bMusl\b", r"\bflock\(", r"\bst_mtim\b", r"\binotify_", r"\bAppleUserDefaults\b",
+]
+# Foundation API that Apple documents for macOS only (unavailable on iOS, tvOS, watchOS,
+# visionOS).
+MACOS_ONLY = [
+    r"\bhomeDirectoryForCurrentUser\b", r"\bhomeDirectory\(forUser:", r"\bNSUserName\(", r"\bNSFullUserName\(",
+    r"\bfullUserName\b", r"\bProcess\(\)", r"\bProcess\.run\b", r"\bHost\.current\(", r"\bNSWorkspace\b",
+    r"\bNSAppleScript\b", r"\bNSTask\b", r"\bDistributedNotificationCenter\b",
+]
+
+LINUX_GATES = [r"os\(Linux\)", r"!\s*canImport\(Darwin\)", r"canImport\(Glibc\)", r"canImport\(Musl\)"]
+APPLE_GATES = [r"canImport\(Darwin\)", r"canImport\(ObjectiveC\)", r"os\(macOS\)"]
+MACOS_GATES = [r"os\(macOS\)"]
+
+
+def matches(condition, patterns):
+    return any(re.search(pattern, condition) for pattern in patterns)
+
+
+def gates(lines):
+    """For each line, the `#if` conditions it sits in: (condition, in the #else branch)."""
+    stack, result = [], []
+    for line in lines:
+        stripped = line.strip()
+        if stripped.startswith("#if "):
+            stack.append([stripped[4:], False])
+        elif stripped.startswith("#elseif "):
+            stack[-1] = [stripped[8:], False]
+        elif stripped.startswith("#else"):
+            stack[-1][1] = True
+        elif stripped.startswith("#endif"):
+            stack.pop()
+        result.append([tuple(frame) for frame in stack])
+    return result
+
+
+def linux_gated(frames):
+    for condition, negated in frames:
+        if not negated and matches(condition, LINUX_GATES) and not condition.lstrip().startswith("!os(Linux)"):
+            return True
+        if negated and matches(condition, APPLE_GATES) and not condition.lstrip().startswith("!"):
+            return True
+    return False
+
+
+def macos_gated(frames):
+    return linux_gated(frames) or any(not negated and matches(condition, MACOS_GATES) for condition, negated in frames)
+
+
+def code(line):
+    """The line without its comment and string literals."""
+    line = re.sub(r'"(?:[^"\\]|\\.)*"', '""', line)
+    return line.split("//", 1)[0]
+
+
+def main():
+    problems = []
+    for path in sorted(ROOT.glob("Sources/**/*.swift")) + sorted(ROOT.glob("Tests/**/*.swift")):
+        lines = path.read_text().splitlines()
+        library = path.is_relative_to(ROOT / "Sources/DefaultsCoder")
+        for number, (line, frames) in enumerate(zip(lines, gates(lines)), start=1):
+            text = code(line)
+            if text.lstrip().startswith("#"):
+                continue
+            for pattern in LINUX_ONLY:
+                if re.search(pattern, text) and not linux_gated(frames):
+                    problems.append(f"{path.relative_to(ROOT)}:{number}: Linux-only {pattern} outside a Linux gate")
+            if library:
+                for pattern in MACOS_ONLY:
+                    if re.search(pattern, text) and not macos_gated(frames):
+                        problems.append(f"{path.relative_to(ROOT)}:{number}: macOS-only {pattern} outside #if os(macOS)")
+    for problem in problems:
+        print(problem)
+    if problems:
+        print("platform code outside its gate (above); see CONTRIBUTING.md, Platforms", file=sys.stderr)
+        return 1
+    print("every platform-only name sits inside its platform's #if")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
