@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
-# The coders know nothing of UserDefaults, and the compiler says so: the files of
-# Sources/DefaultsCoder/Coders/ are type-checked alone, as a module of their own, so a
-# reference to the stored form, the suite, keys or migrations does not compile; and no
-# line of their code (comments aside) names UserDefaults.
+# The layers call only downwards, and the compiler says so: each layer's folder is
+# type-checked together with the layers below it and nothing above, as a module of its
+# own, so a reference to a higher layer does not compile. From the bottom:
+#   Coders/ → StoredForm/ → Suite/ → Keys/ → Migration/
+# And no line of the coders' code (comments aside) names UserDefaults.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v swiftc >/dev/null 2>&1; then export PATH="/opt/swift/usr/bin:$PATH"; fi
 
-swiftc -typecheck -parse-as-library -module-name CodersAlone -swift-version 6 \
-    -enable-upcoming-feature ExistentialAny Sources/DefaultsCoder/Coders/*.swift
+layers=(Coders StoredForm Suite Keys Migration)
+files=()
+for layer in "${layers[@]}"; do
+    files+=(Sources/DefaultsCoder/"$layer"/*.swift)
+    swiftc -typecheck -parse-as-library -module-name "Through$layer" -swift-version 6 \
+        -enable-upcoming-feature ExistentialAny "${files[@]}"
+    echo "$layer compiles with the layers below it alone"
+done
 
 if grep -nE "UserDefaults|StoredForm|Suite" Sources/DefaultsCoder/Coders/*.swift | grep -vE '^[^:]+:[0-9]+:\s*//'; then
     echo "the coders name another layer (above)" >&2
     exit 1
 fi
-echo "the coders compile alone and name no other layer"
+echo "the coders name no other layer"

@@ -37,7 +37,7 @@ public class DefaultsKeys: @unchecked Sendable {
 
     /// Observes the key's changes with no initial call, whatever its value type
     /// (`DefaultsKey` says how); `nil` for a key of no type.
-    func observeChanges(in defaults: UserDefaults, handler: @escaping @Sendable () -> Void) -> DefaultsObservation? {
+    func observeChanges(in defaults: UserDefaults, initial: Bool, handler: @escaping @Sendable () -> Void) -> DefaultsObservation? {
         nil
     }
 }
@@ -138,8 +138,8 @@ public final class DefaultsKey<Value: Codable & Sendable>: DefaultsKeys, @unchec
         super.init(name: name)
     }
 
-    override func observeChanges(in defaults: UserDefaults, handler: @escaping @Sendable () -> Void) -> DefaultsObservation? {
-        defaults.observeChanges(of: self, handler: handler)
+    override func observeChanges(in defaults: UserDefaults, initial: Bool, handler: @escaping @Sendable () -> Void) -> DefaultsObservation? {
+        defaults.observeChanges(of: self, initial: initial, handler: handler)
     }
 
     override func registrationValue() throws -> Any? {

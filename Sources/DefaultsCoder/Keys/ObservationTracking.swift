@@ -1,14 +1,9 @@
-//
-//  ObservationTracking.swift
-//  DefaultsCoder
-//
-//  The Observation framework without macros: reading a `@UserDefault` property inside
-//  `withObservationTracking` (what a SwiftUI `body` does) registers its key, and the next
-//  real change of that key fires the tracking's `onChange`. Each wrapper has a registrar
-//  of its own, made on its first read, which hears of changes through the same observers
-//  as `observe(_:initial:handler:)`: so a write of an equal value, or of another key, fires
-//  nothing.
-//
+// The Observation framework without macros: reading a `@UserDefault` property inside
+// `withObservationTracking` (what a SwiftUI `body` does) registers its key, and the next
+// real change of that key fires the tracking's `onChange`. Each wrapper has a registrar
+// of its own, made on its first read, which hears of changes through the same observers
+// as `observe(_:initial:handler:)`: so a write of an equal value, or of another key, fires
+// nothing.
 
 import Foundation
 
@@ -24,19 +19,19 @@ final class KeyTracking: Sendable {
     private let tracker = Locked<(any AnyObject & Sendable)?>(nil)
 
     /// Tells the Observation framework that the value for `key` in `store` was read.
-    /// Registers a read of `key` with the tracking in progress, if any: `stored` and
-    /// `value` are what the reader got. The next change is measured against them, and
-    /// a change counted since `changesBefore` (`ObservationRegistry.changeCount(of:)`)
-    /// fires at once for the trackings already installed: the reader may have read the
-    /// value before it. (The tracking in progress is installed only when its reading
-    /// body returns, and hears nothing before then: the wrapper reads again instead,
-    /// while changes are announced during its read.)
-    func access<Value>(_ key: DefaultsKey<Value>, in store: UserDefaults, read stored: Any?, value: Value, changesBefore: UInt64) {
+    /// Registers a read of `key` with the tracking in progress, if any: `stored` is what
+    /// the reader got, and the next change is measured against it. A change the suite's
+    /// feed published since `changesBefore` (`ChangeFeed.changeCount(of:)`) fires at
+    /// once for the trackings already installed: the reader may have read the value
+    /// before it. (The tracking in progress is installed only when its reading body
+    /// returns, and hears nothing before then: the wrapper reads again instead, while
+    /// changes are published during its read.)
+    func access<Value>(_ key: DefaultsKey<Value>, in store: UserDefaults, read stored: Any?, changesBefore: UInt64) {
         #if canImport(Observation)
         if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
             let tracker = tracker(for: key, in: store)
-            tracker.access(read: stored, value: value)
-            if ObservationRegistry.shared.changeCount(of: key.name) != changesBefore { tracker.changed() }
+            tracker.access(key: key.name, read: stored)
+            if Suite.of(store).feed.changeCount(of: key.name) != changesBefore { tracker.changed() }
         }
         #endif
     }
@@ -75,9 +70,9 @@ final class KeyTracker: Observable, Sendable {
         self.observation.withLock { $0 = observation }
     }
 
-    func access(read stored: Any?, value: Any) {
+    func access(key: String, read stored: Any?) {
         registrar.access(self, keyPath: \.value)
-        observation.withLock { $0 }?.noteRead(stored: stored, value: value)
+        observation.withLock { $0 }?.noteRead(key: key, stored: stored)
     }
 
     func changed() {

@@ -43,9 +43,8 @@ public struct UserDefault<Value: Codable & Sendable>: @unchecked Sendable {
         self.key = key
         self.store = store
         // Foundation's announcements must be heard before the first read: the getter
-        // counts them to know whether a change came while it read. Once per process;
-        // here rather than in the getter, which would take the lock at every read.
-        ObservationRegistry.shared.listenToFoundation()
+        // counts them to know whether a change came while it read. Once per process.
+        FoundationAnnouncements.listen()
     }
 
     /// A property named `name` whose default is the value it is initialised with:
@@ -79,20 +78,21 @@ public struct UserDefault<Value: Codable & Sendable>: @unchecked Sendable {
     /// SwiftUI view that reads it is not updated: follow `updates(for:initial:)` there.)
     public var wrappedValue: Value {
         get {
-            // Read again while a change of the key is announced during the read (a
-            // package write that ends, a change Foundation announces): the tracking that
-            // registers below is installed only after the body that reads returns, so a
-            // change announced meanwhile never reaches it, and it must start from the
-            // value after that change. A few tries; past them a change still landing is
+            // Read again while a change of the key is published during the read (a
+            // package write, a change Foundation announces): the tracking that registers
+            // below is installed only after the body that reads returns, so a change
+            // published meanwhile never reaches it, and it must start from the value
+            // after that change. A few tries; past them a change still landing is
             // announced to trackings already installed.
-            var changes = ObservationRegistry.shared.changeCount(of: key.name)
+            let feed = Suite.of(store).feed
+            var changes = feed.changeCount(of: key.name)
             var rereads = 0
             while true {
                 let stored = store.object(forKey: key.name)
                 let value = store.readValue(for: key, stored: stored)
-                let now = ObservationRegistry.shared.changeCount(of: key.name)
+                let now = feed.changeCount(of: key.name)
                 if now == changes || rereads == 3 {
-                    tracking.access(key, in: store, read: stored, value: value, changesBefore: changes)
+                    tracking.access(key, in: store, read: stored, changesBefore: changes)
                     return value
                 }
                 (changes, rereads) = (now, rereads + 1)

@@ -505,3 +505,20 @@ func nativeInteger<T: FixedWidthInteger, Platform: FixedWidthInteger & SignedInt
     if let uint = UInt64(exactly: value) { return uint }
     return nil
 }
+
+/// Deep equality of two property lists as `UserDefaults` returns them.
+func plistEqual(_ lhs: Any, _ rhs: Any) -> Bool {
+    guard let lhs = flattenOptional(lhs), let rhs = flattenOptional(rhs) else {
+        return flattenOptional(lhs) == nil && flattenOptional(rhs) == nil
+    }
+    if let lhs = lhs as? [String: Any] {
+        guard let rhs = rhs as? [String: Any], lhs.count == rhs.count else { return false }
+        return lhs.allSatisfy { key, value in rhs[key].map { plistEqual(value, $0) } ?? false }
+    }
+    if let lhs = lhs as? [Any] {
+        guard let rhs = rhs as? [Any], lhs.count == rhs.count else { return false }
+        return zip(lhs, rhs).allSatisfy(plistEqual)
+    }
+    guard let lhs = lhs as? AnyHashable, let rhs = rhs as? AnyHashable else { return false }
+    return lhs == rhs
+}

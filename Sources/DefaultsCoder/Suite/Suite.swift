@@ -16,11 +16,18 @@ final class Suite: @unchecked Sendable {
 
     /// Where the suite's values are kept, and how a change is written.
     let backend: any SuiteBackend
+    /// The suite's changes, for the observers of the layer above.
+    let feed: ChangeFeed
     /// The objects of this suite, to post `keyDidChangeNotification` on.
-    private let objects = Locked<[WeakReference]>([])
+    private let objects: Locked<[WeakReference]>
 
     private init(backend: any SuiteBackend) {
         self.backend = backend
+        let objects = Locked<[WeakReference]>([])
+        self.objects = objects
+        feed = ChangeFeed(backend: backend) {
+            objects.withLock { $0.lazy.compactMap { $0.object as? UserDefaults }.first }
+        }
     }
 
     /// Each `UserDefaults` object's suite, by object: a weak reference tells a live
@@ -159,12 +166,9 @@ final class Suite: @unchecked Sendable {
             throw DefaultsSuiteError(operation: .sameSuiteTwice, path: suite.backend.identity, reason: "one change names this suite twice")
         }
         var values = Values(domains: zip(objects, suites).map { Values.Domain(defaults: $0, suite: $1) })
-        // The keys of a silent write, marked before the write and cleared when this
-        // returns or throws: after its observers have taken the new values (below).
-        var silencedKeys: [String] = []
-        defer { if !silencedKeys.isEmpty { ObservationRegistry.shared.endSilentWrites(of: silencedKeys) } }
+        let silent = isSilenced || !announcing
         let locked = suites.sorted { $0.backend.identity < $1.backend.identity }.map(\.backend)
-        let (result, written) = try withLocks(on: locked[...]) { () throws -> (R, [Written]) in
+        let (result, written) = try withLocks(on: locked[...]) { () throws -> (R, [Values.Domain]) in
             for domain in values.domains {
                 let (backend, defaults) = (domain.suite.backend, domain.defaults)
                 if backend.readsBeforeChanging {
@@ -175,32 +179,21 @@ final class Suite: @unchecked Sendable {
                 }
             }
             let result = try body(&values)
-            var written: [Written] = []
+            var written: [Values.Domain] = []
             for domain in values.domains.reversed() where !domain.order.isEmpty {
-                if announcing && isSilenced {
-                    ObservationRegistry.shared.beginSilentWrites(of: domain.order)
-                    silencedKeys += domain.order
-                }
-                // Begun before the write: a read that may have seen the new value then
-                // finds the write begun, and its observer takes no older tree after it.
-                // Ended after it: a reader that began before then finds a write ended.
-                for key in domain.order {
-                    let count = ObservationRegistry.shared.beginWrite(of: key)
-                    written.append(Written(suite: domain.suite, defaults: domain.defaults, key: key, tree: domain.changes[key]!, count: count))
-                }
-                defer { ObservationRegistry.shared.endWrites(of: domain.order) }
                 try domain.suite.backend.write(domain.changes, order: domain.order, over: domain.stored.values, through: domain.defaults)
+                // Published under the lock: changes queue in the order they reached the suite.
+                domain.suite.feed.publish(written: domain.order.map { ($0, domain.changes[$0]!) }, through: domain.defaults, silent: silent)
+                written.append(domain)
             }
             return (result, written)
         }
-        if announcing && !isSilenced {
-            for change in written { change.suite.announce(change) }
-        } else if announcing {
-            // Unannounced, but not to be heard later either: observers take the new
-            // value as where they stand, so a recheck for another reason finds no change.
-            for change in written { ObservationRegistry.shared.check(change.key, reporting: false) }
+        for domain in written {
+            domain.suite.feed.drain()
+            if !silent { for key in domain.order { domain.suite.postNotification(forKey: key) } }
+            ExternalChanges.announce(domain.suite.backend)
+            reportLaunchArgumentOverrides(domain)
         }
-        reportLaunchArgumentOverrides(written)
         return result
     }
 
@@ -208,15 +201,6 @@ final class Suite: @unchecked Sendable {
     fileprivate final class StoredValues {
         var load: () -> [String: Any] = { [:] }
         private(set) lazy var values: [String: Any] = load()
-    }
-
-    /// A key a change wrote: what it wrote, and which write of the key it was.
-    private struct Written {
-        let suite: Suite
-        let defaults: UserDefaults
-        let key: String
-        let tree: Any?
-        let count: UInt64
     }
 
     /// Moves the suite's unreadable file aside, under the suite's lock.
@@ -232,22 +216,19 @@ final class Suite: @unchecked Sendable {
         return try backend.withLock { try withLocks(on: backends.dropFirst(), body) }
     }
 
-    /// Reports each written key that a launch argument hides in this process.
-    private static func reportLaunchArgumentOverrides(_ written: [Written]) {
-        for change in written where change.tree != nil {
-            guard let argument = change.defaults.volatileDomain(forName: UserDefaults.argumentDomain)[change.key] else { continue }
-            let override = LaunchArgumentOverride(key: change.key, argument: "\(argument)")
-            DefaultsFailure.report(DefaultsFailure(key: change.key, operation: .write, error: override))
+    /// Reports each key a change wrote that a launch argument hides in this process.
+    private static func reportLaunchArgumentOverrides(_ domain: Values.Domain) {
+        let keys = domain.order.filter { domain.changes[$0]! != nil }
+        guard !keys.isEmpty else { return }
+        let arguments = domain.defaults.volatileDomain(forName: UserDefaults.argumentDomain)
+        for key in keys {
+            guard let argument = arguments[key] else { continue }
+            let override = LaunchArgumentOverride(key: key, argument: "\(argument)")
+            DefaultsFailure.report(DefaultsFailure(key: key, operation: .write, error: override))
         }
     }
 
     // MARK: - Announcing
-
-    private func announce(_ change: Written) {
-        let written = change.tree.map { WrittenTree(defaults: change.defaults, tree: $0, write: change.count) }
-        ObservationRegistry.shared.check(change.key, written: written)
-        postNotification(forKey: change.key)
-    }
 
     /// Posts `keyDidChangeNotification` for `key` on every object of this suite the app
     /// still holds.
@@ -266,11 +247,24 @@ final class Suite: @unchecked Sendable {
         defaults.register(defaults: values)
         guard !isSilenced else { return }
         let suite = Suite.of(defaults)
-        for key in values.keys.sorted() {
-            ObservationRegistry.shared.check(key)
-            suite.postNotification(forKey: key)
-        }
+        suite.feed.recheck(through: defaults)
+        for key in values.keys.sorted() { suite.postNotification(forKey: key) }
     }
+}
+
+/// The suite layer's announcement of its changes.
+extension UserDefaults {
+    /// The notification this package posts after it changed a value, on every platform,
+    /// with the key's name under `"key"` in `userInfo`. It is posted once on each
+    /// `UserDefaults` object of the suite that the package has seen (any of its calls on an
+    /// object registers it), whichever object made the change — a migration's target
+    /// suite included. To hear every change whatever the object, observe with
+    /// `object: nil`.
+    ///
+    /// Foundation's `didChangeNotification` is not enough: on Linux it is posted for
+    /// `setPersistentDomain(_:forName:)` and `removePersistentDomain(forName:)` only, not
+    /// for `set(_:forKey:)` or `removeObject(forKey:)`.
+    public static let keyDidChangeNotification = Notification.Name("DefaultsCoder.keyDidChange")
 }
 
 /// A reference that does not keep its object alive.

@@ -20,6 +20,11 @@ protocol SuiteBackend: AnyObject, Sendable {
     /// it, in this process (and, for a file, in every process running this package).
     func withLock<R>(_ body: () throws -> R) throws -> R
 
+    /// Runs `body` holding the suite's lock within this process only: what reads the
+    /// suite in order with this process's package writes, and never waits for another
+    /// process.
+    func withProcessLock<R>(_ body: () throws -> R) rethrows -> R
+
     /// Whether a change reads the suite's values before it runs: a file is written
     /// whole, and one that cannot be read must stop the change before it begins.
     var readsBeforeChanging: Bool { get }
@@ -86,6 +91,10 @@ final class PreferencesBackend: SuiteBackend {
     var readsBeforeChanging: Bool { false }
 
     func withLock<R>(_ body: () throws -> R) throws -> R {
+        try withProcessLock(body)
+    }
+
+    func withProcessLock<R>(_ body: () throws -> R) rethrows -> R {
         lock.lock()
         defer { lock.unlock() }
         return try body()

@@ -134,6 +134,13 @@ final class SuiteFile: @unchecked Sendable {
         return try body()
     }
 
+    /// Runs `body` holding this process's turn only, without the `flock(2)`.
+    func withProcessLock<R>(_ body: () throws -> R) rethrows -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+
     /// Takes the `flock(2)`. The lock file stays open while the object lives (it lives
     /// as long as the process: one per file), so that a write costs no `open(2)` for it.
     private func lockAcrossProcesses() throws {
@@ -416,8 +423,10 @@ extension SuiteFile: SuiteBackend {
     }
 
     func unreadableFile() -> UnreadableDefaultsFile? {
-        // Under the lock, so as not to read a file a package write is replacing.
-        (try? withLock { problem() }) ?? nil
+        // No lock: a package write replaces the file in one rename, so a read sees the
+        // old file or the new one, and one that Foundation rewrites in place is read
+        // again until it settles (`read()`). A read never waits for a writer.
+        problem()
     }
 
     /// Moves the unreadable file aside, under the suite's lock, and lets Foundation's

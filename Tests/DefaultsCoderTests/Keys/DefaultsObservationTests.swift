@@ -150,7 +150,7 @@ struct DefaultsObservationTests {
         // Announcements on other threads take their list of observers, then recheck each.
         let stop = Locked(false)
         let announcers = (0..<2).map { _ in
-            Thread { while !stop.withLock({ $0 }) { ObservationRegistry.shared.checkAll() } }
+            Thread { while !stop.withLock({ $0 }) { ChangeFeed.recheckAll() } }
         }
         for announcer in announcers { announcer.start() }
         for value in 1...20 { suite.defaults[.launchCount] = value }
@@ -295,8 +295,8 @@ struct DefaultsObservationTests {
         #expect(events.withLock { $0 } > 0)
         withExtendedLifetime(observations) {}
     }
-    // An observer takes the tree a package write just made for what reading the key back
-    // would give (`WrittenTree`). Each test below is a case where that would be wrong.
+    // An observer takes the value a package write just made for what reading the key
+    // back would give. Each test below is a case where a careless feed would be wrong.
 
     @Test("after racing writers through two objects of one suite, the observer's last value is the stored one")
     func racingObjectsLeaveNoStaleValue() async throws {
@@ -323,41 +323,47 @@ struct DefaultsObservationTests {
         withExtendedLifetime(observation) {}
     }
 
-    @Test("an announcement that arrives after a later write of the key reads back instead of reporting its own tree")
-    func lateAnnouncement() async throws {
+    @Test("threads writing distinct values of one key: every write is reported, in the suite's order, never backwards")
+    func concurrentDistinctWrites() async throws {
         let suite = TestSuite()
-        let key = DefaultsKey<Int>("late", default: 0)
+        let key = DefaultsKey<Int>(uniqueKey("concurrent"), default: -1)
         let events = Locked<[[Int]]>([])
         let observation = suite.defaults.observe(key, initial: false) { old, new in events.withLock { $0.append([old, new]) } }
-        // Writer A wrote 1 and counted its write; writer B then wrote 2, and B's
-        // announcement ran first. A's announcement comes last, with A's tree.
-        suite.defaults[key] = 1
-        let writeOfA = ObservationRegistry.shared.beginWrite(of: key.name)
-        ObservationRegistry.shared.endWrites(of: [key.name])
-        suite.defaults[key] = 2
-        ObservationRegistry.shared.check(key.name, written: WrittenTree(defaults: suite.defaults, tree: 1, write: writeOfA))
-        #expect(await eventually { events.withLock { $0.count } >= 2 })
-        #expect(events.withLock { $0 } == [[0, 1], [1, 2]])
+        nonisolated(unsafe) let defaults = suite.defaults
+        await withTaskGroup(of: Void.self) { group in
+            for writer in 0..<4 {
+                group.addTask {
+                    for round in 0..<25 {
+                        try? defaults.write(writer * 100 + round, to: key)
+                    }
+                }
+            }
+        }
+        #expect(await eventually { events.withLock { $0.count } == 100 })
+        let reported = events.withLock { $0 }
+        #expect(reported.count == 100)
+        #expect(Set(reported.map { $0[1] }).count == 100)
+        // A chain: each change starts where the one before it ended, from the default.
+        #expect(reported.first?[0] == -1)
+        for (earlier, later) in zip(reported, reported.dropFirst()) { #expect(earlier[1] == later[0]) }
+        #expect(reported.last?[1] == (try suite.defaults.read(key)))
         withExtendedLifetime(observation) {}
     }
 
-    @Test("an announcement that arrives after a newer value was read back keeps the newer value")
-    func lateAnnouncementAfterUncountedWrite() async throws {
+    @Test("a change the package did not make, read back, is reported once, and the next write is measured against it")
+    func uncountedWriteReadBack() async throws {
         let suite = TestSuite()
         let key = DefaultsKey<Int>(uniqueKey("overtaken"), default: 0)
         let events = Locked<[[Int]]>([])
         let observation = suite.defaults.observe(key, initial: false) { old, new in events.withLock { $0.append([old, new]) } }
         suite.defaults[key] = 1
-        let writeOf1 = ObservationRegistry.shared.begunWriteCount(of: key.name)
-        // A write the package did not count — the app's plain set, another process's
-        // write, or a package write that reached the store before its count — is read
-        // back, and the announcement of the write of 1 comes after, with its tree.
+        // The app's plain set, heard at the next recheck (an announcement, another process).
         suite.defaults.set(2, forKey: key.name)
-        ObservationRegistry.shared.checkAll()
-        ObservationRegistry.shared.check(key.name, written: WrittenTree(defaults: suite.defaults, tree: 1, write: writeOf1))
-        #expect(await eventually { events.withLock { $0.count } >= 2 })
-        #expect(events.withLock { $0 } == [[0, 1], [1, 2]])
-        #expect(suite.defaults[key] == 2)
+        ChangeFeed.recheckAll()
+        ChangeFeed.recheckAll()
+        suite.defaults[key] = 3
+        #expect(await eventually { events.withLock { $0.count } >= 3 })
+        #expect(events.withLock { $0 } == [[0, 1], [1, 2], [2, 3]])
         withExtendedLifetime(observation) {}
     }
 
@@ -374,7 +380,7 @@ struct DefaultsObservationTests {
         }
         let stop = Locked(false)
         let announcers = (0..<2).map { _ in
-            Thread { while !stop.withLock({ $0 }) { ObservationRegistry.shared.checkAll() } }
+            Thread { while !stop.withLock({ $0 }) { ChangeFeed.recheckAll() } }
         }
         for announcer in announcers { announcer.start() }
         defer { stop.withLock { $0 = true } }
@@ -434,9 +440,9 @@ struct DefaultsObservationTests {
         suite.defaults[key] = value  // compared with the tree read at the start
         #expect(await eventually { events.withLock { $0 } == 1 })
         // Compared with the written tree: a read-back of the same value, then the same write.
-        ObservationRegistry.shared.checkAll()
+        ChangeFeed.recheckAll()
         suite.defaults[key] = value
-        ObservationRegistry.shared.checkAll()
+        ChangeFeed.recheckAll()
         try await Task.sleep(nanoseconds: 50_000_000)
         #expect(events.withLock { $0 } == 1)
         withExtendedLifetime(observation) {}

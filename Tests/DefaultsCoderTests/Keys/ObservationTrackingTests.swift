@@ -187,7 +187,7 @@ struct ObservationTrackingTests {
 
     /// A change of a key that lands while a wrapper reads it.
     enum Interruption: String, CaseIterable, CustomStringConvertible {
-        /// A package write that began before the read and ends during it.
+        /// A package write that lands during the read.
         case packageWrite
         /// A change Foundation announces (`didChangeNotification`), of no key in particular.
         case foundationAnnounced
@@ -198,12 +198,7 @@ struct ObservationTrackingTests {
             nonisolated(unsafe) let defaults = defaults
             switch self {
             case .packageWrite:
-                _ = ObservationRegistry.shared.beginWrite(of: name)
-                return {
-                    defaults.set(2, forKey: name)
-                    ObservationRegistry.shared.endWrites(of: [name])
-                    ObservationRegistry.shared.check(name)
-                }
+                return { try? defaults.encode(2, forKey: name) }
             case .foundationAnnounced:
                 return {
                     defaults.set(2, forKey: name)

@@ -263,7 +263,7 @@ struct DefaultsUserFeatureTests {
         let observation = suite.defaults.observe(key, initial: false) { _, _ in heard.withLock { $0 += 1 } }
         try suite.defaults.reset(key)
         try suite.defaults.encode(1, forKey: key.name + ".other")
-        ObservationRegistry.shared.check(key.name)
+        Suite.of(suite.defaults).feed.recheck()
         #expect(heard.withLock { $0 } == 0)
         withExtendedLifetime(observation) {}
     }
@@ -310,7 +310,7 @@ struct DefaultsUserFeatureTests {
         #expect(heard.withLock { $0 } == [])
         // Another reason to look again (Foundation's change notification, another
         // test's write) finds no change: the observer took 5 as where it stands.
-        ObservationRegistry.shared.checkAll()
+        ChangeFeed.recheckAll()
         #expect(heard.withLock { $0 } == [])
         suite.defaults[key] = 6
         #expect(await eventually { heard.withLock { $0 } == [6] })

@@ -1,0 +1,203 @@
+// How a suite hears of changes other processes make, behind one small seam, while
+// something observes it (nothing runs otherwise; no thread per observer):
+// - Linux: the suite's file is watched with inotify, through one descriptor per process
+//   read by a dispatch source. A rename over the file (a package write) and a rewrite in
+//   place (Foundation's `synchronize()`) both count.
+// - Apple platforms: every package write posts a Darwin notification named after the
+//   suite, which every process observing the suite hears (`cfprefsd` owns the file).
+// What the feed does with a change is the same on both: it reads the keys it is asked
+// for again (`ChangeFeed.recheck`).
+
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Stops hearing of a suite's external changes.
+protocol ExternalChangesToken: Sendable {
+    func cancel()
+}
+
+enum ExternalChanges {
+    /// Starts hearing of changes other processes make to the suite `backend` keeps;
+    /// `onChange` runs on a queue of the package's. `nil` where nothing can be heard.
+    static func watch(_ backend: any SuiteBackend, onChange: @escaping @Sendable () -> Void) -> (any ExternalChangesToken)? {
+        #if os(Linux)
+        if let file = backend as? SuiteFile {
+            // A package write of this process is published by the write itself.
+            return FileWatcher.shared.watch(file.path) { if !file.isAsLastWritten() { onChange() } }
+        }
+        if let name = (backend as? PreferencesBackend)?.name {
+            return FileWatcher.shared.watch(SuiteFile.named(name).path, onChange)
+        }
+        return nil
+        #elseif canImport(Darwin)
+        guard let name = (backend as? PreferencesBackend)?.name else { return nil }
+        return DarwinNotifications.observe(notificationName(name), onChange)
+        #else
+        return nil
+        #endif
+    }
+
+    /// Tells other processes that the package changed the suite `backend` keeps.
+    static func announce(_ backend: any SuiteBackend) {
+        #if canImport(Darwin)
+        if let name = (backend as? PreferencesBackend)?.name { DarwinNotifications.post(notificationName(name)) }
+        #endif
+    }
+
+    /// The Darwin notification of a suite's changes.
+    static func notificationName(_ suite: String) -> String {
+        "DefaultsCoder.changed." + suite
+    }
+}
+
+#if os(Linux)
+/// One inotify descriptor for the process, watching the directories of observed suite
+/// files, read by a dispatch source on a serial queue.
+final class FileWatcher: @unchecked Sendable {
+    // Unchecked: the state is behind `state`'s lock.
+    static let shared = FileWatcher()
+
+    private struct Directory {
+        var watch: Int32
+        /// By file name, the callbacks of each watch of that file.
+        var files: [String: [UUID: @Sendable () -> Void]] = [:]
+    }
+
+    private struct State {
+        var descriptor: Int32 = -1
+        var source: (any DispatchSourceRead)?
+        var directories: [String: Directory] = [:]
+        var byWatch: [Int32: String] = [:]
+    }
+
+    private let state = Locked(State())
+    private let queue = DispatchQueue(label: "DefaultsCoder.FileWatcher")
+
+    private struct Token: ExternalChangesToken {
+        let path: String
+        let id: UUID
+        func cancel() { FileWatcher.shared.stop(path, id) }
+    }
+
+    /// Calls `onChange` after each change of the file at `path` (made, rewritten,
+    /// replaced or removed), until the token is cancelled; `nil` when its directory
+    /// cannot be watched.
+    func watch(_ path: String, _ onChange: @escaping @Sendable () -> Void) -> (any ExternalChangesToken)? {
+        let url = URL(fileURLWithPath: path)
+        let (directory, name) = (url.deletingLastPathComponent().path, url.lastPathComponent)
+        let id = UUID()
+        let started: Bool = state.withLock { state in
+            if state.descriptor < 0 {
+                let descriptor = inotify_init1(Int32(IN_CLOEXEC) | Int32(IN_NONBLOCK))
+                guard descriptor >= 0 else { return false }
+                state.descriptor = descriptor
+                let source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue)
+                source.setEventHandler { FileWatcher.shared.readEvents() }
+                source.resume()
+                state.source = source
+            }
+            if state.directories[directory] == nil {
+                // The directory is created on the first write when it is missing.
+                try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                let mask = UInt32(IN_CLOSE_WRITE) | UInt32(IN_MOVED_TO) | UInt32(IN_DELETE) | UInt32(IN_CREATE)
+                let watch = inotify_add_watch(state.descriptor, directory, mask)
+                guard watch >= 0 else { return false }
+                state.directories[directory] = Directory(watch: watch)
+                state.byWatch[watch] = directory
+            }
+            state.directories[directory]!.files[name, default: [:]][id] = onChange
+            return true
+        }
+        return started ? Token(path: path, id: id) : nil
+    }
+
+    private func stop(_ path: String, _ id: UUID) {
+        let url = URL(fileURLWithPath: path)
+        let (directory, name) = (url.deletingLastPathComponent().path, url.lastPathComponent)
+        state.withLock { state in
+            guard var entry = state.directories[directory] else { return }
+            entry.files[name]?[id] = nil
+            if entry.files[name]?.isEmpty == true { entry.files[name] = nil }
+            if entry.files.isEmpty {
+                inotify_rm_watch(state.descriptor, entry.watch)
+                state.directories[directory] = nil
+                state.byWatch[entry.watch] = nil
+            } else {
+                state.directories[directory] = entry
+            }
+        }
+    }
+
+    /// Reads what inotify has, and calls each changed file's callbacks once.
+    private func readEvents() {
+        let descriptor = state.withLock { $0.descriptor }
+        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+        var changed: [(String, String)] = []
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            guard count > 0 else { break }
+            var offset = 0
+            while offset + 16 <= count {
+                let (watch, length) = buffer.withUnsafeBytes { bytes in
+                    (bytes.loadUnaligned(fromByteOffset: offset, as: Int32.self), Int(bytes.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self)))
+                }
+                let nameBytes = buffer[(offset + 16)..<min(count, offset + 16 + length)].prefix { $0 != 0 }
+                let name = String(decoding: nameBytes, as: UTF8.self)
+                if let directory = state.withLock({ $0.byWatch[watch] }), !changed.contains(where: { $0 == (directory, name) }) {
+                    changed.append((directory, name))
+                }
+                offset += 16 + length
+            }
+        }
+        for (directory, name) in changed {
+            let callbacks = state.withLock { $0.directories[directory]?.files[name].map { Array($0.values) } ?? [] }
+            for callback in callbacks { callback() }
+        }
+    }
+}
+#endif
+
+#if canImport(Darwin)
+/// Darwin notifications through CoreFoundation's center, which reaches every process.
+enum DarwinNotifications {
+    private final class Observer: ExternalChangesToken, @unchecked Sendable {
+        // Unchecked: constants only.
+        let name: String
+        let onChange: @Sendable () -> Void
+
+        init(name: String, onChange: @escaping @Sendable () -> Void) {
+            self.name = name
+            self.onChange = onChange
+        }
+
+        func cancel() {
+            let center = CFNotificationCenterGetDarwinNotifyCenter()
+            CFNotificationCenterRemoveObserver(center, Unmanaged.passUnretained(self).toOpaque(), CFNotificationName(name as CFString), nil)
+            // Balances the retain `observe` took for the center.
+            Unmanaged.passUnretained(self).release()
+        }
+    }
+
+    static func observe(_ name: String, _ onChange: @escaping @Sendable () -> Void) -> (any ExternalChangesToken)? {
+        let observer = Observer(name: name, onChange: onChange)
+        let center = CFNotificationCenterGetDarwinNotifyCenter()
+        CFNotificationCenterAddObserver(
+            center, Unmanaged.passRetained(observer).toOpaque(),
+            { _, observer, _, _, _ in
+                guard let observer else { return }
+                Unmanaged<Observer>.fromOpaque(observer).takeUnretainedValue().onChange()
+            },
+            name as CFString, nil, .deliverImmediately)
+        return observer
+    }
+
+    static func post(_ name: String) {
+        CFNotificationCenterPostNotification(CFNotificationCenterGetDarwinNotifyCenter(), CFNotificationName(name as CFString), nil, nil, true)
+    }
+}
+#endif
