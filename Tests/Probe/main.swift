@@ -14,6 +14,12 @@
 //      defaults-coder-probe hammer SUITE MODE    writes the key "n" with MODE (encode, reset,
 //                                                 subscript, migrate) until it is killed
 //      defaults-coder-probe keys SUITE PREFIX N  encodes PREFIX0 … PREFIX(N-1), one write each
+//      defaults-coder-probe change SUITE KEY HOW VALUE  sets the Int KEY to VALUE (0: its
+//                                                 default) through HOW: encode, subscript,
+//                                                 reset, resetAll, migrate, or foundation
+//                                                 (plain set + synchronize)
+//      defaults-coder-probe count SUITE KEY FROM N  encodes FROM … FROM+N-1 under KEY, one
+//                                                 write each
 //      defaults-coder-probe launch SUITE -KEY VALUE …  reads each launch argument as every
 //                                                 number type, writes "volume", and says what
 //                                                 it read and what was reported, as a binary plist
@@ -98,6 +104,19 @@ func run(_ arguments: [String]) -> Int32 {
         guard let defaults = UserDefaults(suiteName: arguments[1]) else { return 2 }
         output(readLaunchArguments(defaults, keys: stride(from: 2, to: arguments.count, by: 2).map { String(arguments[$0].dropFirst()) }))
         return 0
+    case "change" where arguments.count == 5:
+        guard let defaults = UserDefaults(suiteName: arguments[1]), let value = Int(arguments[4]) else { return 2 }
+        return change(defaults, key: arguments[2], how: arguments[3], to: value)
+    case "count" where arguments.count == 5:
+        guard let defaults = UserDefaults(suiteName: arguments[1]), let from = Int(arguments[3]), let count = Int(arguments[4]) else { return 2 }
+        say("counting")
+        do {
+            for value in from..<(from + count) { try defaults.encode(value, forKey: arguments[2]) }
+            return 0
+        } catch {
+            FileHandle.standardError.write(Data("\(error)\n".utf8))
+            return 1
+        }
     case "keys" where arguments.count == 4:
         guard let defaults = UserDefaults(suiteName: arguments[1]), let count = Int(arguments[3]) else { return 2 }
         do {
@@ -155,6 +174,31 @@ func readLaunchArguments(_ defaults: UserDefaults, keys: [String]) -> [String: S
     found["volume:read"] = (try? defaults.decode(Int.self, forKey: "volume")).flatMap { $0.map(String.init) } ?? "none"
     found["reports"] = reports.joined(separator: "\n")
     return found
+}
+
+/// Sets the `Int` under `key` to `value` (0 is its default, which the resets give) one
+/// way or another.
+func change(_ defaults: UserDefaults, key name: String, how: String, to value: Int) -> Int32 {
+    let key = DefaultsKey<Int>(name, default: 0)
+    do {
+        switch how {
+        case "encode": try defaults.encode(value, forKey: name)
+        case "subscript": defaults[key] = value
+        case "reset": try defaults.reset(key)
+        case "resetAll": try defaults.resetAll()
+        case "migrate":
+            let step = DefaultsMigration.Step.convert(name, from: Int.self, to: name) { _ in value }
+            try defaults.migrate([DefaultsMigration(version: 1, step)], versionKey: name + ".version")
+        case "foundation":
+            defaults.set(value, forKey: name)
+            defaults.synchronize()
+        default: return 2
+        }
+        return 0
+    } catch {
+        FileHandle.standardError.write(Data("\(error)\n".utf8))
+        return 1
+    }
 }
 
 /// Writes the key "n" over and over, as `mode` says, until the process is killed; says

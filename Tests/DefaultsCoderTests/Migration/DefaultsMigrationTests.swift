@@ -297,7 +297,7 @@ struct DefaultsMigrationTests {
         #expect(suite.defaults[.fontSize] == 14)
     }
 
-    @Test("two processes migrating at once: one converts, the other finds it done")
+    @Test("two processes migrating at once: one converts, the other finds it done", .enabled(if: Backend.isFile, "the file backend's"))
     func twoProcessesAtOnce() async throws {
         let suite = versionOneSuite()
         let name = suite.name

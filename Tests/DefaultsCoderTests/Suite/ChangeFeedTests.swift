@@ -1,0 +1,139 @@
+// The change feed: what observers of a suite hear of changes made in this process and
+// by other processes (`defaults-coder-probe`), through every kind of observer.
+
+import Foundation
+import Testing
+
+#if canImport(Observation)
+import Observation
+#endif
+
+@testable import DefaultsCoder
+
+/// A model as an app writes one for SwiftUI, over one key of the test's own.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+@Observable
+private final class SharedModel: @unchecked Sendable {
+    @ObservationIgnored let count: UserDefault<Int>
+
+    init(key: DefaultsKey<Int>, store: UserDefaults) {
+        count = UserDefault(key, store: store)
+    }
+}
+
+/// Every kind of observer of one key, recording what each hears.
+private final class Listeners: @unchecked Sendable {
+    // The recorded lists are behind locks; the tokens are set once in `init`.
+    let changes = Recorded<[Int]>()
+    let streamed = Recorded<Int>()
+    let keys = Recorded<String>()
+    let tracked = Locked(0)
+    private var tokens: [DefaultsObservation] = []
+    private var task: Task<Void, Never>?
+    private var model: AnyObject?
+
+    init(_ key: DefaultsKey<Int>, in defaults: UserDefaults) {
+        tokens.append(defaults.observe(key, initial: false) { [changes] old, new in changes.append([old, new]) })
+        tokens.append(defaults.observe([key], initial: false) { [keys] key in keys.append(key.name) })
+        let stream = defaults.updates(for: key, initial: false)
+        task = Task { [streamed] in for await value in stream { streamed.append(value) } }
+        if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
+            let model = SharedModel(key: key, store: defaults)
+            self.model = model
+            arm(model)
+        }
+    }
+
+    /// Tracks the model's property, re-arming after each change, as SwiftUI does.
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    private func arm(_ model: SharedModel) {
+        withObservationTracking {
+            _ = model.count.wrappedValue
+        } onChange: { [tracked, weak self] in
+            tracked.withLock { $0 += 1 }
+            // Re-armed off the notifying thread, once the change has landed.
+            nonisolated(unsafe) let model = model
+            let listeners = self
+            DispatchQueue.global().async { listeners?.arm(model) }
+        }
+    }
+
+    /// How many times each observer has heard something.
+    var counts: [Int] {
+        [changes.values.count, streamed.values.count, keys.values.count, tracked.withLock { $0 }]
+    }
+
+    func cancel() {
+        for token in tokens { token.cancel() }
+        task?.cancel()
+    }
+}
+
+@Suite("ChangeFeed")
+struct ChangeFeedTests {
+
+    /// How another process changes the key, and the value it reads as after.
+    static let ways: [(how: String, value: Int)] = [
+        ("encode", 2), ("subscript", 2), ("reset", 0), ("resetAll", 0), ("migrate", 2), ("foundation", 2),
+    ]
+
+    @Test(
+        "another process's change is heard once, within a second, by every kind of observer; rewriting the value or another key is not",
+        arguments: ways)
+    func otherProcess(how: String, value: Int) async throws {
+        let suite = TestSuite("other" + how)
+        let key = DefaultsKey<Int>(uniqueKey("shared"), default: 0)
+        try suite.defaults.write(1, to: key)
+        let listeners = Listeners(key, in: suite.defaults)
+        defer { listeners.cancel() }
+
+        let result = try await run("defaults-coder-probe", ["change", suite.name, key.name, how, String(value)])
+        #expect(result.status == 0, "\(result.errors)")
+        #expect(await eventually(within: 1) { listeners.counts == [1, 1, 1, 1] }, "\(listeners.counts)")
+        #expect(listeners.changes.values == [[1, value]])
+        #expect(listeners.streamed.values == [value])
+        #expect(listeners.keys.values == [key.name])
+        #expect(try suite.defaults.read(key) == value)
+
+        // The same value again, and another key: nothing to hear.
+        _ = try await run("defaults-coder-probe", ["change", suite.name, key.name, "encode", String(value)])
+        _ = try await run("defaults-coder-probe", ["change", suite.name, key.name + ".other", "encode", "5"])
+        try await Task.sleep(nanoseconds: 300_000_000)
+        #expect(listeners.counts == [1, 1, 1, 1])
+    }
+
+    @Test("after two processes interleave 1,000 writes of one key, every observer's last value is what the suite holds")
+    func interleavedProcesses() async throws {
+        let suite = TestSuite()
+        let key = DefaultsKey<Int>(uniqueKey("interleaved"), default: -1)
+        let listeners = Listeners(key, in: suite.defaults)
+        defer { listeners.cancel() }
+        nonisolated(unsafe) let defaults = suite.defaults
+        let arguments = ["count", suite.name, key.name, "10000", "500"]
+        async let child = run("defaults-coder-probe", arguments)
+        for value in 0..<500 { try defaults.write(value, to: key) }
+        let result = try await child
+        #expect(result.status == 0, "\(result.errors)")
+        let stored = try suite.defaults.read(key)
+        #expect(await eventually(within: 5) { listeners.changes.values.last?[1] == stored }, "\(String(describing: listeners.changes.values.last)) \(stored)")
+        #expect(await eventually(within: 5) { listeners.streamed.values.last == stored })
+        // Never back to a value already left: each change starts where the last ended.
+        let changes = listeners.changes.values
+        for (earlier, later) in zip(changes, changes.dropFirst()) { #expect(earlier[1] == later[0]) }
+    }
+
+    @Test("a change another process makes while nothing observes starts nothing; observing afterwards reads it")
+    func nothingRunsUnobserved() async throws {
+        let suite = TestSuite()
+        let key = DefaultsKey<Int>(uniqueKey("quiet"), default: 0)
+        let observation = suite.defaults.observe(key, initial: false) { _, _ in }
+        observation.cancel()
+        #expect(!Suite.of(suite.defaults).feed.isSubscribed(key.name))
+        _ = try await run("defaults-coder-probe", ["change", suite.name, key.name, "encode", "4"])
+        suite.defaults.synchronize()
+        let first = Recorded<Int>()
+        let again = suite.defaults.observe(key) { _, new in first.append(new) }
+        #expect(first.values == [4])
+        again.cancel()
+    }
+}
