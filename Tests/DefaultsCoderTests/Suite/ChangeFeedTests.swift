@@ -4,11 +4,11 @@
 import Foundation
 import Testing
 
+@testable import DefaultsCoder
+
 #if canImport(Observation)
 import Observation
 #endif
-
-@testable import DefaultsCoder
 
 /// A model as an app writes one for SwiftUI, over one key of the test's own.
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
