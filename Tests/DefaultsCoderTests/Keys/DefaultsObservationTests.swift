@@ -447,6 +447,114 @@ struct DefaultsObservationTests {
         #expect(events.withLock { $0 } == 1)
         withExtendedLifetime(observation) {}
     }
+
+    // MARK: - One feed per suite
+
+    @Test("one handler of several keys never runs on two threads at once, and hears each change once")
+    func severalKeysNeverOverlap() async throws {
+        let suite = TestSuite()
+        let keys = (0..<4).map { DefaultsKey<Int>(uniqueKey("overlap\($0)"), default: 0) }
+        let inside = Locked(false)
+        let overlaps = Locked(0)
+        let heard = Locked(0)
+        let observation = suite.defaults.observe(keys, initial: false) { _ in
+            if inside.withLock({ was in defer { was = true }; return was }) { overlaps.withLock { $0 += 1 } }
+            usleep(200)
+            heard.withLock { $0 += 1 }
+            inside.withLock { $0 = false }
+        }
+        nonisolated(unsafe) let defaults = suite.defaults
+        await withTaskGroup(of: Void.self) { group in
+            for key in keys {
+                group.addTask { for value in 1...25 { try? defaults.write(value, to: key) } }
+            }
+        }
+        #expect(await eventually { heard.withLock { $0 } == 100 })
+        #expect(overlaps.withLock { $0 } == 0)
+        observation.cancel()
+    }
+
+    @Test("a key listed twice, or one name under two types, is heard once per change")
+    func duplicateKeys() throws {
+        let suite = TestSuite()
+        let name = uniqueKey("twice")
+        let asInt = DefaultsKey<Int>(name, default: 0)
+        let asDouble = DefaultsKey<Double>(name, default: 0)
+        let heard = Recorded<String>()
+        let observation = suite.defaults.observe([asInt, asInt, asDouble], initial: false) { key in heard.append(key.name) }
+        try suite.defaults.write(3, to: asInt)
+        #expect(heard.values == [name])
+        observation.cancel()
+    }
+
+    @Test("a write made withoutAnnouncing in one suite silences nothing in another")
+    func silenceStaysInItsSuite() throws {
+        let (silent, heard) = (TestSuite("silent"), TestSuite("heard"))
+        let key = DefaultsKey<Int>(uniqueKey("shared.name"), default: 0)
+        let events = Recorded<Int>()
+        let silenced = Recorded<Int>()
+        let observation = heard.defaults.observe(key, initial: false) { _, new in events.append(new) }
+        let quiet = silent.defaults.observe(key, initial: false) { _, new in silenced.append(new) }
+        nonisolated(unsafe) let silentDefaults = silent.defaults
+        for value in 1...20 {
+            try UserDefaults.withoutAnnouncing { try silentDefaults.write(value, to: key) }
+            try heard.defaults.write(value, to: key)
+        }
+        #expect(events.values == Array(1...20))
+        #expect(silenced.values.isEmpty)
+        // The silent suite's observer stands at its last value: the next change is measured from it.
+        try silent.defaults.write(21, to: key)
+        #expect(silenced.values == [21])
+        observation.cancel()
+        quiet.cancel()
+    }
+
+    @Test("an observer works out a dynamic default only while nothing is stored")
+    func dynamicDefaultOnlyWhenAbsent() throws {
+        let suite = TestSuite()
+        let made = Locked(0)
+        let key = DefaultsKey<Int>(uniqueKey("dynamic")) {
+            made.withLock { $0 += 1 }
+            return -1
+        }
+        try suite.defaults.write(5, to: key)
+        let heard = Recorded<Int>()
+        let observation = suite.defaults.observe(key) { _, new in heard.append(new) }
+        try suite.defaults.write(6, to: key)
+        ChangeFeed.recheckAll()
+        #expect(heard.values == [5, 6])
+        #expect(made.withLock { $0 } == 0)
+        observation.cancel()
+    }
+
+    @Test("the initial value comes first, before any change, while another thread writes")
+    func initialBeforeFirstChange() async throws {
+        let suite = TestSuite()
+        let key = DefaultsKey<Int>(uniqueKey("initial"), default: 0)
+        nonisolated(unsafe) let defaults = suite.defaults
+        let stop = Locked(false)
+        let writer = Thread {
+            var value = 0
+            while !stop.withLock({ $0 }) {
+                value += 1
+                try? defaults.write(value, to: key)
+            }
+        }
+        writer.start()
+        defer { stop.withLock { $0 = true } }
+        for _ in 0..<20 {
+            let calls = Recorded<[Int]>()
+            let observation = suite.defaults.observe(key) { old, new in calls.append([old, new]) }
+            try await Task.sleep(nanoseconds: 2_000_000)
+            observation.cancel()
+            let seen = calls.values
+            guard let first = seen.first else { continue }
+            // The initial call has old == new, and every change starts where the last ended.
+            #expect(first[0] == first[1])
+            for (earlier, later) in zip(seen, seen.dropFirst()) { #expect(earlier[1] == later[0]) }
+        }
+    }
+
 }
 
 /// Every kind of stored scalar and collection, in a type that is not `Equatable`.
