@@ -458,7 +458,11 @@ struct DefaultsObservationTests {
         let overlaps = Locked(0)
         let heard = Locked(0)
         let observation = suite.defaults.observe(keys, initial: false) { _ in
-            if inside.withLock({ was in defer { was = true }; return was }) { overlaps.withLock { $0 += 1 } }
+            let entered = inside.withLock { was in
+                defer { was = true }
+                return was
+            }
+            if entered { overlaps.withLock { $0 += 1 } }
             usleep(200)
             heard.withLock { $0 += 1 }
             inside.withLock { $0 = false }
