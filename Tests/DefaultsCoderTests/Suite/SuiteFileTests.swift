@@ -266,6 +266,28 @@ struct SuiteFileGuardTests {
         try suite.defaults.encode(1, forKey: "a")
         #expect(try suite.defaults.decode(Int.self, forKey: "a") == 1)
     }
+
+    @Test("a read never waits for a writer: reading an absent key, and finding an unreadable file, take no lock")
+    func readsTakeNoLock() async throws {
+        let suite = TestSuite()
+        try suite.defaults.encode(1, forKey: "present")
+        let file = try #require(Suite.of(suite.defaults).file)
+        let holding = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        // Another writer holds the suite's lock, in this process and across processes.
+        Thread {
+            try? file.withLock {
+                holding.signal()
+                release.wait()
+            }
+        }.start()
+        holding.wait()
+        defer { release.signal() }
+        let key = DefaultsKey<Int>(uniqueKey("absent"), default: 7)
+        nonisolated(unsafe) let defaults = suite.defaults
+        #expect(await finishes(within: 1) { _ = try? defaults.read(key) })
+        #expect(await finishes(within: 1) { _ = defaults.unreadableFile() })
+    }
 }
 
 /// A subclass, as apps make to add their own accessors.
