@@ -296,5 +296,37 @@ let benchmarks: @Sendable () -> Void = {
         "Settings defaults ratio write: subscript with 1 observer ÷ without",
         { defaults[observed] = settings },
         { defaults[typed] = settings })
+
+    // Reads take no lock and never wait for a writer (issue 35): a typed read against
+    // Foundation's own `object(forKey:)`, 1,000 reads per measurement (one read is below
+    // the clock's resolution).
+    let absent = DefaultsKey<Int>("absent.key", default: 0)
+    let present = DefaultsKey<Int>("present.key", default: 0)
+    try! defaults.write(42, to: present)
+    ratio(
+        "Typed read ratio: absent key read(_:) ÷ Foundation object(forKey:)",
+        { for _ in 0..<1_000 { blackHole(try defaults.read(absent)) } },
+        { for _ in 0..<1_000 { blackHole(defaults.object(forKey: absent.name)) } })
+    ratio(
+        "Typed read ratio: present key read(_:) ÷ Foundation object(forKey:) as? Int",
+        { for _ in 0..<1_000 { blackHole(try defaults.read(present)) } },
+        { for _ in 0..<1_000 { blackHole(defaults.object(forKey: present.name) as? Int) } })
+    // A write costs the same whatever observes other keys: two suites of the same
+    // contents, one with 1,000 observers of keys the write does not touch.
+    let observedSuite = UserDefaults(suiteName: suite + "-observed")!
+    let quietSuite = UserDefaults(suiteName: suite + "-quiet")!
+    for other in [observedSuite, quietSuite] {
+        other.removePersistentDomain(forName: other === observedSuite ? suite + "-observed" : suite + "-quiet")
+        for index in 0..<20 { other.set("filler \(index)", forKey: "filler.\(index)") }
+        other.synchronize()
+    }
+    let bystanders = (0..<1_000).map { index in
+        observedSuite.observe(DefaultsKey<Int>("other.\(index)", default: 0), initial: false) { _, new in blackHole(new) }
+    }
+    ratio(
+        "Settings defaults ratio write: encode(_:forKey:) with 1,000 observers of other keys ÷ with none",
+        { try observedSuite.encode(settings, forKey: "native") },
+        { try quietSuite.encode(settings, forKey: "native") })
     withExtendedLifetime(observation) {}
+    withExtendedLifetime(bystanders) {}
 }

@@ -91,6 +91,9 @@ final class SuiteFile: @unchecked Sendable {
     /// remembered too: Foundation on Linux leaks a little on every failed parse.)
     private let known = Locked<Snapshot?>(nil)
 
+    /// When a read last looked for a problem with the file, and what it found.
+    private let lastLook = Locked<(time: Int64, problem: UnreadableDefaultsFile?)?>(nil)
+
     /// What one read or write found. A class, not a tuple holding a `Result`: the enum's
     /// case would be kept in the spare bits of the dictionary's pointer, where
     /// LeakSanitizer does not see the pointer, and takes the values for leaked.
@@ -282,6 +285,7 @@ final class SuiteFile: @unchecked Sendable {
         if values.isEmpty {
             if unlink(path) != 0 && errno != ENOENT { throw DefaultsSuiteError.system(.write, path, errno: errno) }
             known.withLock { $0 = nil }
+            lastLook.withLock { $0 = nil }
             return
         }
         let data: Data
@@ -324,6 +328,7 @@ final class SuiteFile: @unchecked Sendable {
             throw DefaultsSuiteError.system(.write, path, errno: failure)
         }
         known.withLock { $0 = stamped ? Snapshot(Stamp(written), .success(values)) : nil }
+        lastLook.withLock { $0 = nil }
     }
 
     /// The process's user and group, which new files get.
@@ -373,6 +378,7 @@ final class SuiteFile: @unchecked Sendable {
         guard link(path, destination.path) == 0 else { throw DefaultsSuiteError.system(.moveAside, path, errno: errno) }
         guard unlink(path) == 0 else { throw DefaultsSuiteError.system(.moveAside, path, errno: errno) }
         known.withLock { $0 = nil }
+        lastLook.withLock { $0 = nil }
         return destination
     }
 }
@@ -426,7 +432,24 @@ extension SuiteFile: SuiteBackend {
         // No lock: a package write replaces the file in one rename, so a read sees the
         // old file or the new one, and one that Foundation rewrites in place is read
         // again until it settles (`read()`). A read never waits for a writer.
-        problem()
+        // A verdict stands for a few milliseconds: a read of an absent key costs a `stat`
+        // once per interval, not each time (a damaged file is reported to reads that
+        // much later at most; writes always look at the file).
+        let now = Self.coarseNanoseconds()
+        if let look = lastLook.withLock({ $0 }), now &- look.time < Self.verdictLifetime { return look.problem }
+        let problem = problem()
+        lastLook.withLock { $0 = (now, problem) }
+        return problem
+    }
+
+    /// How long a read's verdict on the file stands.
+    private static let verdictLifetime: Int64 = 5_000_000
+
+    /// The monotonic clock, coarse: it costs no system call.
+    private static func coarseNanoseconds() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC_COARSE, &time)
+        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
     }
 
     /// Moves the unreadable file aside, under the suite's lock, and lets Foundation's
