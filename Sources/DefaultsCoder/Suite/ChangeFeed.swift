@@ -83,7 +83,14 @@ final class ChangeFeed: @unchecked Sendable {
         ChangeFeed.live.withLock { $0[ObjectIdentifier(self)] = WeakFeed(self) }
         FoundationAnnouncements.listen()
         startWatching()
+        listenExternally()
         drain()
+    }
+
+    /// Tells the transport the keys listened to now.
+    private func listenExternally() {
+        let (external, keys) = state.withLock { ($0.external, Set($0.subscribers.keys)) }
+        external?.listen(to: keys)
     }
 
     /// Removes `subscriber`; it receives nothing queued for it after this returns.
@@ -101,6 +108,8 @@ final class ChangeFeed: @unchecked Sendable {
         if let stop {
             stop.cancel()
             ChangeFeed.live.withLock { $0[ObjectIdentifier(self)] = nil }
+        } else {
+            listenExternally()
         }
     }
 
@@ -151,9 +160,11 @@ final class ChangeFeed: @unchecked Sendable {
         backend.withProcessLock {
             let keys = state.withLock { Array($0.subscribers.keys) }
             guard !keys.isEmpty else { return }
+            #if !canImport(Darwin)
             // Foundation on Linux reloads its cache of a file another process replaced
             // only when told.
             if reload { defaults.synchronize() }
+            #endif
             let changes = keys.map { KeyChange(key: $0, stored: defaults.object(forKey: $0), isSilent: false) }
             state.withLock { state in
                 for change in changes { state.counts[change.key, default: 0] &+= 1 }
@@ -196,7 +207,9 @@ final class ChangeFeed: @unchecked Sendable {
 
     private func startWatching() {
         let needed = state.withLock { !$0.subscribers.isEmpty && $0.external == nil }
-        guard needed, let token = ExternalChanges.watch(backend, onChange: { [weak self] in self?.recheck(reload: true) }) else { return }
+        guard needed,
+            let token = ExternalChanges.watch(backend, through: anyObject(), onChange: { [weak self] in self?.recheck(reload: true) })
+        else { return }
         let extra: (any ExternalChangesToken)? = state.withLock { state in
             if state.external == nil && !state.subscribers.isEmpty {
                 state.external = token

@@ -4,7 +4,8 @@
 //   read by a dispatch source. A rename over the file (a package write) and a rewrite in
 //   place (Foundation's `synchronize()`) both count.
 // - Apple platforms: every package write posts a Darwin notification named after the
-//   suite, which every process observing the suite hears (`cfprefsd` owns the file).
+//   suite, which every process observing the suite hears (`cfprefsd` owns the file), and
+//   the observed keys without a dot are key-value observed, for other code's changes.
 // What the feed does with a change is the same on both: it reads the keys it is asked
 // for again (`ChangeFeed.recheck`).
 
@@ -16,15 +17,23 @@ import Glibc
 import Musl
 #endif
 
-/// Stops hearing of a suite's external changes.
+/// Hears of a suite's external changes until cancelled.
 protocol ExternalChangesToken: Sendable {
+    /// The keys the suite's observers listen to now, for a transport that watches keys.
+    func listen(to keys: Set<String>)
     func cancel()
+}
+
+extension ExternalChangesToken {
+    func listen(to keys: Set<String>) {}
 }
 
 enum ExternalChanges {
     /// Starts hearing of changes other processes make to the suite `backend` keeps;
     /// `onChange` runs on a queue of the package's. `nil` where nothing can be heard.
-    static func watch(_ backend: any SuiteBackend, onChange: @escaping @Sendable () -> Void) -> (any ExternalChangesToken)? {
+    static func watch(
+        _ backend: any SuiteBackend, through defaults: UserDefaults?, onChange: @escaping @Sendable () -> Void
+    ) -> (any ExternalChangesToken)? {
         #if os(Linux)
         if let file = backend as? SuiteFile {
             // A package write of this process is published by the write itself.
@@ -35,8 +44,9 @@ enum ExternalChanges {
         }
         return nil
         #elseif canImport(Darwin)
-        guard let name = (backend as? PreferencesBackend)?.name else { return nil }
-        return DarwinNotifications.observe(notificationName(name), onChange)
+        let notifications = (backend as? PreferencesBackend)?.name.flatMap { DarwinNotifications.observe(notificationName($0), onChange) }
+        let observations = defaults.map { KeyValueObservations(defaults: $0, onChange: onChange) }
+        return AppleWatch(notifications: notifications, observations: observations)
         #else
         return nil
         #endif
@@ -163,6 +173,60 @@ final class FileWatcher: @unchecked Sendable {
 #endif
 
 #if canImport(Darwin)
+/// What a suite listens to on Apple platforms: the package's Darwin notification, and
+/// key-value observing of the keys observed, for other code's changes.
+private struct AppleWatch: ExternalChangesToken {
+    let notifications: (any ExternalChangesToken)?
+    let observations: KeyValueObservations?
+
+    func listen(to keys: Set<String>) {
+        observations?.listen(to: keys)
+    }
+
+    func cancel() {
+        notifications?.cancel()
+        observations?.cancel()
+    }
+}
+
+/// Key-value observing of a suite's keys: Apple's `UserDefaults` reports a change of a
+/// key made anywhere — another process's plain `set(_:forKey:)` included — to its
+/// key-value observers. Keys with a dot are left out: key-value observing takes the dot
+/// for a path.
+private final class KeyValueObservations: NSObject, @unchecked Sendable {
+    // Unchecked: `defaults` and `onChange` are constants; `observed` is behind a lock.
+    private let defaults: UserDefaults
+    private let onChange: @Sendable () -> Void
+    private let observed = Locked<Set<String>>([])
+
+    init(defaults: UserDefaults, onChange: @escaping @Sendable () -> Void) {
+        self.defaults = defaults
+        self.onChange = onChange
+    }
+
+    func listen(to keys: Set<String>) {
+        let wanted = keys.filter { !$0.contains(".") }
+        let (added, removed) = observed.withLock { observed in
+            defer { observed = wanted }
+            return (wanted.subtracting(observed), observed.subtracting(wanted))
+        }
+        for key in added { defaults.addObserver(self, forKeyPath: key, options: [], context: nil) }
+        for key in removed { defaults.removeObserver(self, forKeyPath: key) }
+    }
+
+    func cancel() {
+        listen(to: [])
+    }
+
+    override func observeValue(
+        forKeyPath keyPath: String?, of object: Any?, change: [NSKeyValueChangeKey: Any]?, context: UnsafeMutableRawPointer?
+    ) {
+        // The package's own write is published when it is written whole.
+        if Suite.isWriting { return }
+        onChange()
+    }
+}
+
 /// Darwin notifications through CoreFoundation's center, which reaches every process.
 enum DarwinNotifications {
     private final class Observer: ExternalChangesToken, @unchecked Sendable {

@@ -14,10 +14,10 @@ import Observation
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 @Observable
 private final class SharedModel: @unchecked Sendable {
-    @ObservationIgnored let count: UserDefault<Int>
+    @ObservationIgnored @UserDefault(DefaultsKey<Int>("unused", default: 0)) var count
 
     init(key: DefaultsKey<Int>, store: UserDefaults) {
-        count = UserDefault(key, store: store)
+        _count = UserDefault(key, store: store)
     }
 }
 
@@ -48,7 +48,7 @@ private final class Listeners: @unchecked Sendable {
     @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     private func arm(_ model: SharedModel) {
         withObservationTracking {
-            _ = model.count.wrappedValue
+            _ = model.count
         } onChange: { [tracked, weak self] in
             tracked.withLock { $0 += 1 }
             // Re-armed off the notifying thread, once the change has landed.
