@@ -146,24 +146,37 @@ final class SuiteFile: @unchecked Sendable {
 
     /// Takes the `flock(2)`. The lock file stays open while the object lives (it lives
     /// as long as the process: one per file), so that a write costs no `open(2)` for it.
+    ///
+    /// The lock is the file at the lock's path: one removed or replaced since it was
+    /// opened (a clean-up of `~/.config`) is let go of and the path opened again, so that
+    /// every process locks the same file.
     private func lockAcrossProcesses() throws {
-        let lockPath = path + ".lock"
-        if lockDescriptor < 0 {
-            var descriptor = open(lockPath, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
-            if descriptor < 0 && errno == ENOENT {
-                try createDirectory()
-                descriptor = open(lockPath, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+        let lockPath = sibling(".lock")
+        while true {
+            if lockDescriptor < 0 {
+                var descriptor = open(lockPath, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+                if descriptor < 0 && errno == ENOENT {
+                    try createDirectory()
+                    descriptor = open(lockPath, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+                }
+                guard descriptor >= 0 else { throw DefaultsSuiteError.system(.lock, lockPath, errno: errno) }
+                lockDescriptor = descriptor
             }
-            guard descriptor >= 0 else { throw DefaultsSuiteError.system(.lock, lockPath, errno: errno) }
-            lockDescriptor = descriptor
-        }
-        while flock(lockDescriptor, LOCK_EX) != 0 {
-            guard errno == EINTR else {
-                let code = errno
-                close(lockDescriptor)
-                lockDescriptor = -1
-                throw DefaultsSuiteError.system(.lock, lockPath, errno: code)
+            while flock(lockDescriptor, LOCK_EX) != 0 {
+                guard errno == EINTR else {
+                    let code = errno
+                    close(lockDescriptor)
+                    lockDescriptor = -1
+                    throw DefaultsSuiteError.system(.lock, lockPath, errno: code)
+                }
             }
+            var held = stat()
+            var there = stat()
+            if fstat(lockDescriptor, &held) == 0 && stat(lockPath, &there) == 0 && held.st_ino == there.st_ino && held.st_dev == there.st_dev {
+                return
+            }
+            close(lockDescriptor)
+            lockDescriptor = -1
         }
     }
 
@@ -192,12 +205,15 @@ final class SuiteFile: @unchecked Sendable {
         var inode: UInt64
         var size: Int64
         var modified: timespec
+        /// The change time too: a tool that rewrites the file in place and puts its size
+        /// and modification time back still changes it. (A rename changes it as well, so
+        /// a new file's stamp is taken after its rename.)
+        var changed: timespec
 
-        // Not the change time: a rename changes it, and the stamp of a new file is taken
-        // before its rename.
         static func == (lhs: Stamp, rhs: Stamp) -> Bool {
             lhs.device == rhs.device && lhs.inode == rhs.inode && lhs.size == rhs.size
                 && lhs.modified.tv_sec == rhs.modified.tv_sec && lhs.modified.tv_nsec == rhs.modified.tv_nsec
+                && lhs.changed.tv_sec == rhs.changed.tv_sec && lhs.changed.tv_nsec == rhs.changed.tv_nsec
         }
 
         init(_ info: stat) {
@@ -205,6 +221,7 @@ final class SuiteFile: @unchecked Sendable {
             inode = UInt64(info.st_ino)
             size = Int64(info.st_size)
             modified = info.st_mtim
+            changed = info.st_ctim
         }
     }
 
@@ -283,6 +300,9 @@ final class SuiteFile: @unchecked Sendable {
     /// `withLock`.
     func replace(with values: [String: Any]) throws {
         if values.isEmpty {
+            // The mode stays for the next write: a suite emptied and written again keeps it.
+            var existing = stat()
+            if stat(path, &existing) == 0 { mode.withLock { $0 = existing.st_mode & 0o7777 } }
             if unlink(path) != 0 && errno != ENOENT { throw DefaultsSuiteError.system(.write, path, errno: errno) }
             known.withLock { $0 = nil }
             lastLook.withLock { $0 = nil }
@@ -296,7 +316,7 @@ final class SuiteFile: @unchecked Sendable {
         }
         var existing = stat()
         let exists = stat(path, &existing) == 0
-        let temporary = path + ".defaultscoder-new"
+        let temporary = sibling(".defaultscoder-new")
         // A new file each time (O_EXCL), so that its mode is the one asked for: one
         // that a killed write left behind is removed first.
         let flags = O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC
@@ -311,24 +331,44 @@ final class SuiteFile: @unchecked Sendable {
         }
         guard descriptor >= 0 else { throw DefaultsSuiteError.system(.write, temporary, errno: errno) }
         var failure: Int32 = 0
-        if exists {
+        // The old file's mode, or the mode of the file an emptied suite last had, or
+        // Foundation's: set whatever the umask took away at `open`.
+        let wanted = exists ? existing.st_mode & 0o7777 : mode.withLock { $0 } ?? 0o600
+        if exists && (existing.st_uid != Self.user || existing.st_gid != Self.group) {
             // The owner first: changing it can clear the mode's set-id bits.
-            if existing.st_uid != Self.user || existing.st_gid != Self.group {
-                _ = fchown(descriptor, existing.st_uid, existing.st_gid)
-            }
-            if existing.st_mode & 0o7777 != 0o600 && fchmod(descriptor, existing.st_mode & 0o7777) != 0 { failure = errno }
+            _ = fchown(descriptor, existing.st_uid, existing.st_gid)
         }
+        if fchmod(descriptor, wanted) != 0 { failure = errno }
         if failure == 0 { failure = Self.writeAll(data, to: descriptor) }
         var written = stat()
-        let stamped = failure == 0 && fstat(descriptor, &written) == 0
+        let identified = failure == 0 && fstat(descriptor, &written) == 0
         if close(descriptor) != 0 && failure == 0 { failure = errno }
         if failure == 0 && rename(temporary, path) != 0 { failure = errno }
         guard failure == 0 else {
             unlink(temporary)
             throw DefaultsSuiteError.system(.write, path, errno: failure)
         }
-        known.withLock { $0 = stamped ? Snapshot(Stamp(written), .success(values)) : nil }
+        mode.withLock { $0 = wanted }
+        // Stamped after the rename, which changes the change time; and only when the
+        // file there is still this write's.
+        var renamed = stat()
+        let stamped = identified && stat(path, &renamed) == 0 && renamed.st_ino == written.st_ino && renamed.st_dev == written.st_dev
+        known.withLock { $0 = stamped ? Snapshot(Stamp(renamed), .success(values)) : nil }
         lastLook.withLock { $0 = nil }
+    }
+
+    /// The mode the file had when the package last wrote or emptied it.
+    private let mode = Locked<mode_t?>(nil)
+
+    /// A file next to the suite's: `NAME.plist` and `suffix`, or, where that name would
+    /// be longer than a file name may be (`NAME_MAX`), a short name made from a hash of
+    /// the path, the same in every process.
+    private func sibling(_ suffix: String) -> String {
+        let name = url.lastPathComponent + suffix
+        guard name.utf8.count > 255 else { return path + suffix }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in path.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return url.deletingLastPathComponent().appendingPathComponent(".defaultscoder-\(String(hash, radix: 16))\(suffix)").path
     }
 
     /// The process's user and group, which new files get.

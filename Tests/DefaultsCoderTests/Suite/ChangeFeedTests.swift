@@ -52,7 +52,6 @@ private final class Listeners: @unchecked Sendable {
         } onChange: { [tracked, weak self] in
             tracked.withLock { $0 += 1 }
             // Re-armed off the notifying thread, once the change has landed.
-            nonisolated(unsafe) let model = model
             let listeners = self
             DispatchQueue.global().async { listeners?.arm(model) }
         }

@@ -94,6 +94,75 @@ struct SuiteTests {
         #expect(Int(info.st_mode & 0o7777) == mode)
     }
 
+    @Test("a suite emptied and written again keeps its file's mode", .enabled(if: Backend.isFile, "the file backend's"))
+    func modeKeptAcrossEmptying() throws {
+        let suite = TestSuite()
+        try suite.defaults.encode(1, forKey: "a")
+        #expect(chmod(suite.fileURL.path, 0o640) == 0)
+        try suite.defaults.resetAll()
+        #expect(access(suite.fileURL.path, F_OK) != 0)
+        try suite.defaults.encode(2, forKey: "b")
+        var info = stat()
+        #expect(stat(suite.fileURL.path, &info) == 0)
+        #expect(info.st_mode & 0o7777 == 0o640)
+    }
+
+    @Test("a file changed in place, its size and modification time put back, is read again before a write", .enabled(if: Backend.isFile, "the file backend's"))
+    func changeTimeCounts() throws {
+        let suite = TestSuite()
+        try suite.defaults.encode("one", forKey: "a")
+        let path = suite.fileURL.path
+        var before = stat()
+        #expect(stat(path, &before) == 0)
+        // Another tool rewrites the value, same length, and restores the modification time.
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        try text.replacingOccurrences(of: "<string>one</string>", with: "<string>two</string>").write(toFile: path, atomically: false, encoding: .utf8)
+        var times = [before.st_atim, before.st_mtim]
+        #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
+        try suite.defaults.encode(1, forKey: "b")
+        let values = try #require(PropertyListSerialization.propertyList(from: Data(contentsOf: suite.fileURL), format: nil) as? [String: Any])
+        #expect(values["a"] as? String == "two")
+        #expect(values["b"] as? Int == 1)
+    }
+
+    @Test("a suite whose name leaves no room for NAME.plist.lock is written, as Foundation writes it", .enabled(if: Backend.isFile, "the file backend's"))
+    func longSuiteName() async throws {
+        let name = "DefaultsCoderTests.long." + String(repeating: "n", count: 248 - 24)
+        let defaults = try #require(UserDefaults(suiteName: name))
+        defer {
+            defaults.removePersistentDomain(forName: name)
+            try? FileManager.default.removeItem(at: SuiteFile.configDirectory.appendingPathComponent(name + ".plist"))
+        }
+        #expect((name + ".plist").utf8.count <= 255)
+        #expect((name + ".plist.lock").utf8.count > 255)
+        try defaults.encode(42, forKey: "answer")
+        let result = try await run("defaults-coder-probe", ["read", name])
+        let values = try PropertyListSerialization.propertyList(from: result.output, format: nil) as? [String: Any]
+        #expect(values?["answer"] as? Int == 42)
+    }
+
+    @Test("a lock file removed and made anew is the lock: a write waits for the process that holds the new one", .enabled(if: Backend.isFile, "the file backend's"))
+    func replacedLockFile() async throws {
+        let suite = TestSuite()
+        try suite.defaults.encode(14, forKey: "font")  // the lock file is open from here on
+        let lock = suite.fileURL.path + ".lock"
+        #expect(unlink(lock) == 0)
+        // Another process takes the new lock file and holds it, in the middle of a migration.
+        let child = try ChildProcess("defaults-coder-probe", ["migrate", suite.name, "pause"])
+        defer { child.kill() }
+        try child.waitForLine("in step")
+        nonisolated(unsafe) let defaults = suite.defaults
+        let wrote = Locked(false)
+        Thread {
+            try? defaults.encode(1, forKey: "other")
+            wrote.withLock { $0 = true }
+        }.start()
+        try await Task.sleep(nanoseconds: 500_000_000)
+        #expect(!wrote.withLock { $0 }, "the write went ahead while another process held the lock")
+        child.kill()
+        #expect(await eventually(within: 10) { wrote.withLock { $0 } })
+    }
+
     @Test("a new suite file is created readable by its owner only")
     func newFileIsPrivate() throws {
         let suite = TestSuite()
