@@ -24,13 +24,18 @@ final class SuiteFile: @unchecked Sendable {
     // `lockDescriptor`, and `Locked` the rest. `NSRecursiveLock` is thread-safe but not
     // marked `Sendable` in every SDK.
 
-    /// `$XDG_CONFIG_HOME`, or `~/.config`: where Foundation on Linux keeps suites. Read
-    /// once, as Foundation does; `ProcessInfo.environment` builds a dictionary per call.
-    static let configDirectory: URL = {
-        let environment = ProcessInfo.processInfo.environment
-        return environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
-            ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".config")
-    }()
+    /// Where Foundation on Linux keeps suites, found as it finds it (measured, Swift
+    /// 6.3.1): `$XDG_CONFIG_HOME` when it is an absolute path (a relative or empty one is
+    /// ignored, as the XDG specification says), else `$HOME/.config` — `/.config` when
+    /// `$HOME` is empty or unset; never the password database's home. Read once, at the
+    /// first use of a suite, as Foundation reads it at its first.
+    static let configDirectory: URL = configDirectory(in: ProcessInfo.processInfo.environment)
+
+    /// The directory for `environment`.
+    static func configDirectory(in environment: [String: String]) -> URL {
+        if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") { return URL(fileURLWithPath: xdg) }
+        return URL(fileURLWithPath: (environment["HOME"] ?? "") + "/.config")
+    }
 
     private static let files = Locked<[String: SuiteFile]>([:])
 

@@ -163,6 +163,31 @@ struct SuiteTests {
         #expect(await eventually(within: 10) { wrote.withLock { $0 } })
     }
 
+    @Test(
+        "a package write lands where Foundation reads, whatever the environment says, in a fresh process",
+        .enabled(if: Backend.isFile, "the file backend's"),
+        arguments: [
+            ["HOME": "home"],
+            ["HOME": "home", "XDG_CONFIG_HOME": "relative"],
+            ["HOME": "home", "XDG_CONFIG_HOME": ""],
+            ["HOME": "home", "XDG_CONFIG_HOME": "absolute"],
+        ])
+    func configDirectoryAsFoundation(environment: [String: String]) async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("config-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        // Relative values stay relative; the others are made absolute under `root`.
+        let resolved: [String: String?] = environment.mapValues { value in
+            value.isEmpty || value == "relative" ? value : root + "/" + value
+        }
+        let suite = "DefaultsCoderTests.environment.\(UUID().uuidString)"
+        let written = try await run("defaults-coder-probe", ["change", suite, "answer", "encode", "42"], environment: resolved)
+        #expect(written.status == 0, "\(written.errors)")
+        let read = try await run("defaults-coder-probe", ["read", suite], environment: resolved)
+        let values = try PropertyListSerialization.propertyList(from: read.output, format: nil) as? [String: Any]
+        #expect(values?["answer"] as? Int == 42, "\(environment)")
+        #expect(SuiteFile.configDirectory(in: ["HOME": "/h", "XDG_CONFIG_HOME": "x"]).path == "/h/.config")
+    }
+
     @Test("a new suite file is created readable by its owner only")
     func newFileIsPrivate() throws {
         let suite = TestSuite()

@@ -147,16 +147,25 @@ func offPool<R: Sendable>(stackSize: Int? = nil, _ body: @escaping @Sendable () 
     }
 }
 
-/// Runs a built binary with `arguments`; returns its standard output, standard error and
-/// exit status.
-func run(_ name: String, _ arguments: [String]) async throws -> (output: Data, errors: String, status: Int32) {
-    try await offPool { try runBlocking(name, arguments) }
+/// Runs a built binary with `arguments`, and `environment` over this process's; returns
+/// its standard output, standard error and exit status.
+func run(
+    _ name: String, _ arguments: [String], environment: [String: String?] = [:]
+) async throws -> (output: Data, errors: String, status: Int32) {
+    try await offPool { try runBlocking(name, arguments, environment: environment) }
 }
 
-private func runBlocking(_ name: String, _ arguments: [String]) throws -> (output: Data, errors: String, status: Int32) {
+private func runBlocking(
+    _ name: String, _ arguments: [String], environment: [String: String?]
+) throws -> (output: Data, errors: String, status: Int32) {
     let process = Process()
     process.executableURL = try builtExecutable(name)
     process.arguments = arguments
+    if !environment.isEmpty {
+        var merged = ProcessInfo.processInfo.environment
+        for (name, value) in environment { merged[name] = value }
+        process.environment = merged
+    }
     let output = Pipe()
     // Standard error goes to a file, so that only one pipe is read while it runs.
     let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("stderr-\(UUID().uuidString)")
