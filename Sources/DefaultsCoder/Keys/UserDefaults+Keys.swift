@@ -76,7 +76,10 @@ extension UserDefaults {
 
     /// Removes every value stored in this suite, as one change: on Linux one rewrite of
     /// its file, atomic like any package write. Observers of each key hear of it once.
-    /// Registered defaults and launch arguments stay, as they are not stored.
+    /// Registered defaults and launch arguments stay, as they are not stored; so does the
+    /// migration version record (under `DefaultsMigration.versionKey`, or the key a
+    /// migration in this process recorded it under), so that the next launch does not run
+    /// every migration again over the values written after the reset.
     ///
     /// ```swift
     /// try UserDefaults(suiteName: "scratch")!.resetAll()
@@ -85,8 +88,9 @@ extension UserDefaults {
     /// - Throws: `UnreadableDefaultsFile` when the suite's file does not parse (nothing
     ///   is removed then), or `DefaultsSuiteError`.
     public func resetAll() throws {
+        let records = Suite.recordKeys.withLock { $0 }
         try Suite.change([self]) { values in
-            for key in values.keys() { try values.set(nil, forKey: key) }
+            for key in values.keys() where !records.contains(key) { try values.set(nil, forKey: key) }
         }
     }
 

@@ -241,6 +241,7 @@ extension UserDefaults {
         if let first = migrations.first, first.version < 1 {
             throw DefaultsMigrationError(version: first.version, key: versionKey, reason: "versions start at 1")
         }
+        _ = Suite.recordKeys.withLock { $0.insert(versionKey) }
         let targetNames = Array(Set(migrations.flatMap { $0.steps.compactMap(\.targetSuite) })).sorted()
         var targets: [UserDefaults] = []
         var suites: [ObjectIdentifier: String] = [ObjectIdentifier(Suite.of(self)): "the suite being migrated"]

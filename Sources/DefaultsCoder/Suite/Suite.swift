@@ -36,6 +36,11 @@ final class Suite: @unchecked Sendable {
     /// Each suite, by its file's path or its name.
     private static let byIdentity = Locked<[String: Suite]>([:])
 
+    /// The keys that hold records of the package's own, which `resetAll()` keeps: the
+    /// migration version record, under its default key and under every key a migration
+    /// in this process recorded it.
+    static let recordKeys = Locked<Set<String>>(["DefaultsCoder.version"])
+
     /// Whether the package's writes on this task or thread go unannounced
     /// (`UserDefaults.withoutAnnouncing`).
     @TaskLocal static var isSilenced = false

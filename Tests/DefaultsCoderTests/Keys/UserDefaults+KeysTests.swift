@@ -279,6 +279,24 @@ struct DefaultsUserFeatureTests {
         #expect(suite.defaults.isDefaultValue(key))
     }
 
+    @Test("resetAll keeps the migration version record: the next launch runs no migration again")
+    func resetAllKeepsVersion() throws {
+        let suite = TestSuite()
+        let doubling = [DefaultsMigration(version: 1, .convert("n", from: Int.self) { $0 * 2 })]
+        suite.defaults.set(5, forKey: "n")
+        try suite.defaults.migrate(doubling)
+        #expect(suite.defaults.integer(forKey: "n") == 10)
+        try suite.defaults.resetAll()
+        try suite.defaults.encode(5, forKey: "n")
+        #expect(try suite.defaults.migrate(doubling) == 1)
+        #expect(suite.defaults.integer(forKey: "n") == 5)
+        // Under a key of the app's own, too, once a migration recorded it.
+        let versionKey = uniqueKey("app.version")
+        try suite.defaults.migrate(doubling, versionKey: versionKey)
+        try suite.defaults.resetAll()
+        #expect(try suite.defaults.migrationVersion(versionKey: versionKey) == 1)
+    }
+
     @Test("resetAll removes every stored key as one change, each observer hearing once")
     func resetAll() async throws {
         let suite = TestSuite()
