@@ -102,6 +102,22 @@ struct StoredFormTests {
         try await checks.verify()
     }
 
+    @Test("dates of every era come back to the second, here and in a new process, where the file's writer and Foundation's reader disagree")
+    func datesOfEveryEra() async throws {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        var checks = StoredChecks()
+        let years = [1, 69, 1000, 1500, 1582, 1583, 1600, 1900, 1970, 2100, 3000, 3900]
+        for year in years {
+            let date = calendar.date(from: DateComponents(year: year, month: 6, day: 1, hour: 12))!
+            try checks.add(date, readAs: Date.self, expecting: date, "year \(year)")
+        }
+        for date in [Date.distantPast, Date.distantFuture, Date(timeIntervalSinceReferenceDate: 0)] {
+            try checks.add(date, readAs: Date.self, expecting: date, "\(date.timeIntervalSinceReferenceDate)")
+        }
+        try await checks.verify()
+    }
+
     @Test("only Optional.none at the top removes a key; every other nil is kept, at every level")
     func nils() async throws {
         var checks = StoredChecks()
