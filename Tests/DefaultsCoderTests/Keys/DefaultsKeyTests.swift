@@ -49,6 +49,21 @@ struct DefaultsKeyTests {
         #expect(try format.decode(User.self, from: blob.value) == User(id: 7, name: "Bo"))
     }
 
+    @Test("a Data key with a legacy format reads the old blob's value, not the blob's bytes", arguments: [LegacyFormat.propertyList, .json])
+    func legacyData(format: LegacyFormat) throws {
+        let suite = TestSuite()
+        let payload = Data([1, 2, 3, 250])
+        let blob = format == .json ? try JSONEncoder().encode(payload) : try PropertyListEncoder().encode(payload)
+        suite.defaults.set(blob, forKey: "token")
+        let key = DefaultsKey<Data?>("token", legacy: format)
+        #expect(try suite.defaults.read(key) == payload)
+        let required = DefaultsKey<Data>("token", default: Data(), legacy: format)
+        #expect(try suite.defaults.read(required) == payload)
+        #expect(suite.defaults[required] == payload)
+        try suite.defaults.migrate(DefaultsMigration(version: 1, .convert("token", from: Data.self, to: "converted", legacy: format) { $0 }))
+        #expect(try suite.defaults.decode(Data.self, forKey: "converted") == payload)
+    }
+
     @Test("a legacy format ignores values of another kind")
     func legacyOtherKind() throws {
         #expect(try LegacyFormat.json.decode(User.self, from: "text") == nil)
