@@ -10,6 +10,13 @@
 import Foundation
 
 /// What a decoder found where it expected something else.
+/// A kind of failure that code branches on: a case, never the text of a message, which is
+/// written for people and may change.
+enum CodingProblem: Error, Sendable, Equatable {
+    /// A number of the right kind that the asked type cannot hold exactly.
+    case inexactNumber
+}
+
 enum FoundValue {
     /// `nil`, or a value the nil strategy counts as `nil`.
     case null
@@ -109,14 +116,17 @@ extension DecodingError {
         }
     }
 
-    /// `Int at SELF[2], cannot be exactly represented by UInt8`.
+    /// `Int at SELF[2], cannot be exactly represented by UInt8`, with
+    /// `CodingProblem.inexactNumber` as the underlying error, for code that must tell
+    /// this mismatch from others.
     @inline(never)
     static func notRepresentable(_ number: NumberValue, as type: Any.Type, at path: [any CodingKey]) -> DecodingError {
         .typeMismatch(
             type,
             Context(
                 codingPath: path,
-                debugDescription: "\(typeName(number.type)) at \(messagePath(path)), cannot be exactly represented by \(typeName(type))"
+                debugDescription: "\(typeName(number.type)) at \(messagePath(path)), cannot be exactly represented by \(typeName(type))",
+                underlyingError: CodingProblem.inexactNumber
             ))
     }
 

@@ -482,7 +482,7 @@ extension KeyValueDecoder {
     /// exactly represented by Int`), rather than a value of another kind.
     private static func isExactness(_ error: DecodingError) -> Bool {
         guard case .typeMismatch(_, let context) = error else { return false }
-        return context.debugDescription.contains("cannot be exactly represented")
+        return context.underlyingError as? CodingProblem == .inexactNumber
     }
 
     private static func isTopLevelMismatch(_ error: DecodingError) -> Bool {

@@ -53,6 +53,20 @@ struct CodingErrorsTests {
         #expect(expectedName(type) == name)
     }
 
+    @Test("an inexact number says so by a case, not only by its message")
+    func inexactIsACase() throws {
+        let error = caught(DecodingError.self) { try KeyValueDecoder().decode(UInt8.self, from: 1000) }
+        guard case .typeMismatch(_, let context)? = error else {
+            Issue.record("expected a type mismatch, got \(String(describing: error))")
+            return
+        }
+        #expect(context.underlyingError as? CodingProblem == .inexactNumber)
+        #expect(context.debugDescription == "Int at SELF, cannot be exactly represented by UInt8")
+        let other = caught(DecodingError.self) { try KeyValueDecoder().decode(UInt8.self, from: "x") }
+        guard case .typeMismatch(_, let otherContext)? = other else { return }
+        #expect(otherContext.underlyingError == nil)
+    }
+
     @Test("the case follows what was found: nil and the end of an array are valueNotFound")
     func cases() {
         let path: [any CodingKey] = [IndexCodingKey(1)]
