@@ -1,12 +1,7 @@
-//
-//  main.swift
-//  InstructionCounts
-//
-//  Runs one workload a given number of times, for `valgrind --tool=callgrind`: instruction
-//  counts repeat exactly from run to run, where wall-clock medians on a shared machine
-//  do not. `instructions.sh` runs every workload twice (N rounds and none) and prints
-//  the difference, the instructions of N rounds of the work alone.
-//
+// Runs one workload a given number of times, for `valgrind --tool=callgrind`: instruction
+// counts repeat exactly from run to run, where wall-clock medians on a shared machine
+// do not. `instructions.sh` runs every workload twice (N rounds and none) and prints
+// the difference, the instructions of N rounds of the work alone.
 
 import DefaultsCoder
 import Foundation

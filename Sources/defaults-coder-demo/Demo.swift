@@ -1,10 +1,5 @@
-//
-//  Demo.swift
-//  defaults-coder-demo
-//
-//  Saves an app's settings into a UserDefaults suite, shows the stored plist tree and
-//  reads it back. Run it twice: the second run finds the first run's values.
-//
+// Saves an app's settings into a UserDefaults suite, shows the stored plist tree and
+// reads it back. Run it twice: the second run finds the first run's values.
 
 import DefaultsCoder
 import Foundation

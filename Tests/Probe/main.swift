@@ -1,10 +1,6 @@
-//
-//  main.swift
-//  defaults-coder-probe
-//
-//  A second process for the tests: it reads a suite's file as a fresh process sees it,
-//  writes values into a suite from another process, and reports what Foundation made
-//  of its own launch arguments.
+// A second process for the tests: it reads a suite's file as a fresh process sees it,
+// writes values into a suite from another process, and reports what Foundation made
+// of its own launch arguments.
 //
 //      defaults-coder-probe read SUITE           the suite's values, as a binary plist on stdout
 //      defaults-coder-probe write SUITE FILE     stores each key of the binary plist FILE
@@ -23,7 +19,6 @@
 //      defaults-coder-probe launch SUITE -KEY VALUE …  reads each launch argument as every
 //                                                 number type, writes "volume", and says what
 //                                                 it read and what was reported, as a binary plist
-//
 
 import DefaultsCoder
 import Foundation

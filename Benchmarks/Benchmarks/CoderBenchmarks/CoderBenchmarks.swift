@@ -1,8 +1,5 @@
-//
-//  CoderBenchmarks.swift
-//  Each workload is encoded and decoded by every competitor, on the same data.
-//  Run: cd Benchmarks && swift package benchmark
-//
+// Each workload is encoded and decoded by every competitor, on the same data.
+// Run: cd Benchmarks && swift package benchmark
 
 import Benchmark
 import DefaultsCoder

@@ -1,10 +1,7 @@
-//
-//  FileFloor.swift
-//  The floor of a crash-safe write: the same bytes written to a suite's directory by the
-//  bare system calls of an atomic replace (a new file, renamed over the old one) and of
-//  Foundation's in-place rewrite (truncate, write, read back to check). No property list
-//  work on either side: what the package's write cannot go below on this file system.
-//
+// The floor of a crash-safe write: the same bytes written to a suite's directory by the
+// bare system calls of an atomic replace (a new file, renamed over the old one) and of
+// Foundation's in-place rewrite (truncate, write, read back to check). No property list
+// work on either side: what the package's write cannot go below on this file system.
 
 import Foundation
 

@@ -1,11 +1,9 @@
-//
-//  FloorCoders.swift
-//  The floor of a Codable coder between models and `[String: Any]` trees: as fast as a
-//  coder can be while staying safe Swift and producing this package's trees for the
-//  benchmark models. Not a product — no coding path, no strategies, no checks beyond the
-//  casts, errors without context, and containers that must not outlive their value — so
-//  that what `Codable` itself costs is told apart from what this package's features cost.
-//
+// The floor of a Codable coder between models and `[String: Any]` trees: as fast as a
+// coder can be while staying safe Swift and producing this package's trees for the
+// benchmark models. Not a product — no coding path, no strategies, no checks beyond the
+// casts, errors without context, and containers that must not outlive their value — so
+// that what `Codable` itself costs is told apart from what this package's features cost.
+
 //  What it does that a naive coder does not: one coder object for a whole tree; keyed
 //  encoding containers that hold only the coder and an index into its stack of
 //  dictionaries (one allocation per container: the box `KeyedEncodingContainer` must be);

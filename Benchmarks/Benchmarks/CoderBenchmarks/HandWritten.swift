@@ -1,7 +1,4 @@
-//
-//  HandWritten.swift
-//  The floor: the fastest correct conversion a person would write by hand.
-//
+// The floor: the fastest correct conversion a person would write by hand.
 
 import Foundation
 

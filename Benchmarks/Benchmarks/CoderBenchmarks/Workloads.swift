@@ -1,7 +1,4 @@
-//
-//  Workloads.swift
-//  The data every competitor works on, built once outside the measured blocks.
-//
+// The data every competitor works on, built once outside the measured blocks.
 
 import Foundation
 

@@ -1,10 +1,5 @@
-//
-//  CoderSupport.swift
-//  DefaultsCoder
-//
-//  What the encoder and the decoder both need: the user-info conversion, the wrapper
-//  that runs a `.custom` strategy closure, and the insertion of a dictionary entry.
-//
+// What the encoder and the decoder both need: the user-info conversion, the wrapper
+// that runs a `.custom` strategy closure, and the insertion of a dictionary entry.
 
 import Foundation
 

@@ -1,11 +1,6 @@
-//
-//  CodingErrors.swift
-//  DefaultsCoder
-//
-//  Every error the coders throw is built here, from types and the coding path, so that
-//  each message has the same shape and names the path in its readable form. The
-//  builders are cold: kept out of line so the hot paths stay small.
-//
+// Every error the coders throw is built here, from types and the coding path, so that
+// each message has the same shape and names the path in its readable form. The
+// builders are cold: kept out of line so the hot paths stay small.
 
 import Foundation
 

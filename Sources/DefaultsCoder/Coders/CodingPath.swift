@@ -1,10 +1,5 @@
-//
-//  CodingPath.swift
-//  DefaultsCoder
-//
-//  Coding keys and the coding path: each container holds one immutable node, and the
-//  `[any CodingKey]` array is built only when an error is thrown or `codingPath` is read.
-//
+// Coding keys and the coding path: each container holds one immutable node, and the
+// `[any CodingKey]` array is built only when an error is thrown or `codingPath` is read.
 
 import Foundation
 

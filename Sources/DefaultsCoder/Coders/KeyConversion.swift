@@ -1,10 +1,5 @@
-//
-//  KeyConversion.swift
-//  DefaultsCoder
-//
-//  The snake-case key strategies, word for word as Foundation's coders convert keys, so
-//  that a model written against `JSONEncoder`'s strategies reads the same keys here.
-//
+// The snake-case key strategies, word for word as Foundation's coders convert keys, so
+// that a model written against `JSONEncoder`'s strategies reads the same keys here.
 
 import Foundation
 

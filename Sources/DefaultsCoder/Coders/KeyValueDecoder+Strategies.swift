@@ -1,9 +1,4 @@
-//
-//  KeyValueDecoder+Strategies.swift
-//  DefaultsCoder
-//
-//  The public strategies of `KeyValueDecoder`, each case documented.
-//
+// The public strategies of `KeyValueDecoder`, each case documented.
 
 import Foundation
 

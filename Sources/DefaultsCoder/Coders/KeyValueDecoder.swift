@@ -1,8 +1,3 @@
-//
-//  KeyValueDecoder.swift
-//  DefaultsCoder
-//
-
 import Foundation
 
 /// Decodes `Decodable` values straight from plist-native `Any` trees.

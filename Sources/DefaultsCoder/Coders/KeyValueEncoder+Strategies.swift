@@ -1,9 +1,4 @@
-//
-//  KeyValueEncoder+Strategies.swift
-//  DefaultsCoder
-//
-//  The public strategies of `KeyValueEncoder`, each case documented.
-//
+// The public strategies of `KeyValueEncoder`, each case documented.
 
 import Foundation
 

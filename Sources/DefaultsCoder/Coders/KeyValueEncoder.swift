@@ -1,8 +1,3 @@
-//
-//  KeyValueEncoder.swift
-//  DefaultsCoder
-//
-
 import Foundation
 
 /// Encodes `Encodable` values straight into plist-native `Any` trees: `[String: Any]`,

@@ -1,9 +1,4 @@
-//
-//  NestingGuard.swift
-//  DefaultsCoder
-//
-//  How deep the coders recurse before they throw instead of overflowing the stack.
-//
+// How deep the coders recurse before they throw instead of overflowing the stack.
 
 #if canImport(Darwin)
 import Darwin

@@ -1,9 +1,4 @@
-//
-//  Numbers.swift
-//  DefaultsCoder
-//
-//  Numbers found in `Any` trees, and the exact conversions between them.
-//
+// Numbers found in `Any` trees, and the exact conversions between them.
 
 import Foundation
 

@@ -1,10 +1,5 @@
-//
-//  PropertyListValue.swift
-//  DefaultsCoder
-//
-//  A property-list value as a Swift enum: what the coders' `Any` trees hold, typed, so
-//  that it can be compared, hashed, sent across tasks and written as a literal.
-//
+// A property-list value as a Swift enum: what the coders' `Any` trees hold, typed, so
+// that it can be compared, hashed, sent across tasks and written as a literal.
 
 import Foundation
 

@@ -1,9 +1,4 @@
-//
-//  TopLevelCoders.swift
-//  DefaultsCoder
-//
-//  Combine's `TopLevelEncoder` and `TopLevelDecoder`, where Combine exists.
-//
+// Combine's `TopLevelEncoder` and `TopLevelDecoder`, where Combine exists.
 
 #if canImport(Combine)
 import Combine

@@ -1,16 +1,11 @@
-//
-//  TreeForm.swift
-//  DefaultsCoder
-//
-//  The points at which the coders ask how a value is written into, or read from, a tree.
-//  The plain forms here are the `Any` tree as the strategies describe it; the stored
-//  forms (in `StoredForm.swift`) are what `UserDefaults` keeps. The coders hold a form as
-//  an existential rather than a type parameter: generic coders paid for the runtime's
-//  metadata look-ups of every generic container type on every value. Encoding forms are
-//  classes, shared where they hold nothing that varies: a call through an existential of
-//  a struct copied the struct out of the encoder first, at every string written. Decoding
-//  forms stay structs, which measured cheaper for the decoder.
-//
+// The points at which the coders ask how a value is written into, or read from, a tree.
+// The plain forms here are the `Any` tree as the strategies describe it; the stored
+// forms (in `StoredForm.swift`) are what `UserDefaults` keeps. The coders hold a form as
+// an existential rather than a type parameter: generic coders paid for the runtime's
+// metadata look-ups of every generic container type on every value. Encoding forms are
+// classes, shared where they hold nothing that varies: a call through an existential of
+// a struct copied the struct out of the encoder first, at every string written. Decoding
+// forms stay structs, which measured cheaper for the decoder.
 
 import Foundation
 

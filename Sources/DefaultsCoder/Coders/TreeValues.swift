@@ -1,9 +1,4 @@
-//
-//  TreeValues.swift
-//  DefaultsCoder
-//
-//  Asking what a value in an `Any` tree is, without paying for Foundation's bridging.
-//
+// Asking what a value in an `Any` tree is, without paying for Foundation's bridging.
 
 import Foundation
 

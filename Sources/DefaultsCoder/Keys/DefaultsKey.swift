@@ -1,8 +1,3 @@
-//
-//  DefaultsKey.swift
-//  DefaultsCoder
-//
-
 import Foundation
 
 /// The namespace for typed keys: declare keys as static members in an extension, and

@@ -1,10 +1,5 @@
-//
-//  DefaultsPublisher.swift
-//  DefaultsCoder
-//
-//  Combine publishers of keys, on the platforms that have Combine: each subscription is
-//  an observation (`observe`), with a `DemandBuffer` between it and the subscriber.
-//
+// Combine publishers of keys, on the platforms that have Combine: each subscription is
+// an observation (`observe`), with a `DemandBuffer` between it and the subscriber.
 
 #if canImport(Combine)
 import Combine

@@ -1,11 +1,6 @@
-//
-//  DemandBuffer.swift
-//  DefaultsCoder
-//
-//  The part of a Combine subscription that is not Combine's: values kept in order until
-//  the subscriber asks for them, handed over one at a time. It builds on every platform,
-//  so that its tests run on Linux, where Combine does not exist.
-//
+// The part of a Combine subscription that is not Combine's: values kept in order until
+// the subscriber asks for them, handed over one at a time. It builds on every platform,
+// so that its tests run on Linux, where Combine does not exist.
 
 import Foundation
 

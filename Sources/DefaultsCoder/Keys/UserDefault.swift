@@ -1,8 +1,3 @@
-//
-//  UserDefault.swift
-//  DefaultsCoder
-//
-
 import Foundation
 
 /// A property stored in `UserDefaults`, with a default value.

@@ -1,8 +1,3 @@
-//
-//  UserDefaults+Keys.swift
-//  DefaultsCoder
-//
-
 import Foundation
 
 /// Reading and writing through typed keys.

@@ -1,12 +1,7 @@
-//
-//  DefaultsMigration.swift
-//  DefaultsCoder
-//
-//  Versioned, run-once migrations of a suite's stored values: rename a key, move it into
-//  another suite, change its stored type, remove keys. Every step of every pending
-//  version is worked out on a copy first; only when all of them succeed is the result
-//  written, with the new version, in one change of the suites (`Suite.change`).
-//
+// Versioned, run-once migrations of a suite's stored values: rename a key, move it into
+// another suite, change its stored type, remove keys. Every step of every pending
+// version is worked out on a copy first; only when all of them succeed is the result
+// written, with the new version, in one change of the suites (`Suite.change`).
 
 import Foundation
 

@@ -1,10 +1,5 @@
-//
-//  FoundationCollections.swift
-//  DefaultsCoder
-//
-//  The stored tree as Foundation's own collection classes, which is how it is handed to
-//  `UserDefaults.set(_:forKey:)` on platforms without `cfprefsd`.
-//
+// The stored tree as Foundation's own collection classes, which is how it is handed to
+// `UserDefaults.set(_:forKey:)` on platforms without `cfprefsd`.
 
 import Foundation
 

@@ -1,12 +1,7 @@
-//
-//  StoredForm.swift
-//  DefaultsCoder
-//
-//  The form values take in UserDefaults: the one place that knows what a property list
-//  on the running platform stores, what it reads back unchanged, and how the forms it
-//  has no type for are written. The coders ask it through `EncodingForm` and
-//  `DecodingForm`, and know nothing else of UserDefaults.
-//
+// The form values take in UserDefaults: the one place that knows what a property list
+// on the running platform stores, what it reads back unchanged, and how the forms it
+// has no type for are written. The coders ask it through `EncodingForm` and
+// `DecodingForm`, and know nothing else of UserDefaults.
 
 import Foundation
 

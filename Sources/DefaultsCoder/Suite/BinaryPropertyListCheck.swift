@@ -1,12 +1,7 @@
-//
-//  BinaryPropertyListCheck.swift
-//  DefaultsCoder
-//
-//  A structural check of a binary property list, run before its bytes reach
-//  Foundation's parser. Foundation on Linux crashes parsing a binary plist that holds a
-//  set, and a reference cycle would send any recursive parser into unbounded recursion:
-//  the suite-file guard must never be what kills the process, whatever is on disk.
-//
+// A structural check of a binary property list, run before its bytes reach
+// Foundation's parser. Foundation on Linux crashes parsing a binary plist that holds a
+// set, and a reference cycle would send any recursive parser into unbounded recursion:
+// the suite-file guard must never be what kills the process, whatever is on disk.
 
 import Foundation
 

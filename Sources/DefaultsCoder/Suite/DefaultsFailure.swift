@@ -1,8 +1,3 @@
-//
-//  DefaultsFailure.swift
-//  DefaultsCoder
-//
-
 import Foundation
 
 /// A failure met by the non-throwing API (the subscript, `@UserDefault`, observation):

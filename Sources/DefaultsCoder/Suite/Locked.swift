@@ -1,8 +1,3 @@
-//
-//  Locked.swift
-//  DefaultsCoder
-//
-
 import Foundation
 
 /// A value behind a lock. Callers keep the app's code (handlers, observers) out of

@@ -1,13 +1,8 @@
-//
-//  PropertyListReader.swift
-//  DefaultsCoder
-//
-//  The one reader of property-list bytes in the package: suite files, legacy
-//  `.propertyList` blobs and what migrations read all come through here. Foundation's
-//  parsers crash on some inputs (a binary plist holding a set, a reference cycle, XML
-//  nested thousands deep for `PropertyListDecoder`'s recursive parser), so the bytes are
-//  checked for structure and depth before any parser sees them.
-//
+// The one reader of property-list bytes in the package: suite files, legacy
+// `.propertyList` blobs and what migrations read all come through here. Foundation's
+// parsers crash on some inputs (a binary plist holding a set, a reference cycle, XML
+// nested thousands deep for `PropertyListDecoder`'s recursive parser), so the bytes are
+// checked for structure and depth before any parser sees them.
 
 import Foundation
 

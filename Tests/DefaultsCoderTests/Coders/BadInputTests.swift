@@ -1,10 +1,5 @@
-//
-//  BadInputTests.swift
-//  DefaultsCoderTests
-//
-//  Every malformed input gets a DecodingError with the exact case, coding path and
-//  message, never a trap. One row per input.
-//
+// Every malformed input gets a DecodingError with the exact case, coding path and
+// message, never a trap. One row per input.
 
 import Foundation
 import Testing

@@ -1,8 +1,3 @@
-//
-//  CoderSupportTests.swift
-//  DefaultsCoderTests
-//
-
 import Foundation
 import Testing
 

@@ -1,8 +1,3 @@
-//
-//  CodingPathTests.swift
-//  DefaultsCoderTests
-//
-
 import Foundation
 import Testing
 

@@ -1,14 +1,9 @@
+// Round trips of generated values (see GeneratedValues.swift): every value the encoder
+// takes must come back equal, as a plain tree under every lossless combination of
+// strategies, and through a real UserDefaults suite and its plist file.
 //
-//  GeneratedRoundTripTests.swift
-//  DefaultsCoderTests
-//
-//  Round trips of generated values (see GeneratedValues.swift): every value the encoder
-//  takes must come back equal, as a plain tree under every lossless combination of
-//  strategies, and through a real UserDefaults suite and its plist file.
-//
-//  A failure names its seed. Replay one seed with
-//  `DEFAULTSCODER_SEED=1234 swift test --filter GeneratedRoundTripTests`.
-//
+// A failure names its seed. Replay one seed with
+// `DEFAULTSCODER_SEED=1234 swift test --filter GeneratedRoundTripTests`.
 
 import Foundation
 import Testing

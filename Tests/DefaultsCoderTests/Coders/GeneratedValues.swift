@@ -1,11 +1,6 @@
-//
-//  GeneratedValues.swift
-//  DefaultsCoderTests
-//
-//  Random `Codable` values over a recursive schema, drawn from an entropy source: a
-//  seeded generator in the round-trip tests, the fuzzer's input bytes in `Fuzz/`
-//  (which compiles this file too, so it imports nothing but Foundation and the library).
-//
+// Random `Codable` values over a recursive schema, drawn from an entropy source: a
+// seeded generator in the round-trip tests, the fuzzer's input bytes in `Fuzz/`
+// (which compiles this file too, so it imports nothing but Foundation and the library).
 
 import Foundation
 

@@ -1,8 +1,3 @@
-//
-//  KeyConversionTests.swift
-//  DefaultsCoderTests
-//
-
 import Foundation
 import Testing
 

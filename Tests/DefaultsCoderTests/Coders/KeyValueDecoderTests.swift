@@ -1,8 +1,3 @@
-//
-//  KeyValueDecoderTests.swift
-//  DefaultsCoderTests
-//
-
 import Foundation
 import Testing
 

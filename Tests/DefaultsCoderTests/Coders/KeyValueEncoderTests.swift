@@ -1,8 +1,3 @@
-//
-//  KeyValueEncoderTests.swift
-//  DefaultsCoderTests
-//
-
 import Foundation
 import Testing
 

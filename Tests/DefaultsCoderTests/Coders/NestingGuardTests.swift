@@ -1,10 +1,5 @@
-//
-//  NestingGuardTests.swift
-//  DefaultsCoderTests
-//
-//  Deep values and values that encode themselves, on the 512 KiB stack that Apple
-//  platforms give secondary threads: the coders throw with the path, never crash.
-//
+// Deep values and values that encode themselves, on the 512 KiB stack that Apple
+// platforms give secondary threads: the coders throw with the path, never crash.
 
 import Foundation
 import Testing

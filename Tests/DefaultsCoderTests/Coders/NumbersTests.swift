@@ -1,8 +1,3 @@
-//
-//  NumbersTests.swift
-//  DefaultsCoderTests
-//
-
 import Foundation
 import Testing
 

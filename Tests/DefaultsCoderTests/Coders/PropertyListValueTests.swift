@@ -1,8 +1,3 @@
-//
-//  PropertyListValueTests.swift
-//  DefaultsCoderTests
-//
-
 import Foundation
 import Testing
 

@@ -1,9 +1,4 @@
-//
-//  TopLevelCodersTests.swift
-//  DefaultsCoderTests
-//
-//  Combine exists on Apple platforms only: there the coders plug into its operators.
-//
+// Combine exists on Apple platforms only: there the coders plug into its operators.
 
 #if canImport(Combine)
 import Combine

@@ -1,8 +1,3 @@
-//
-//  TreeFormTests.swift
-//  DefaultsCoderTests
-//
-
 import Foundation
 import Testing
 

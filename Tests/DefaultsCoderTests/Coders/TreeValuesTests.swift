@@ -1,8 +1,3 @@
-//
-//  TreeValuesTests.swift
-//  DefaultsCoderTests
-//
-
 import Foundation
 import Testing
 

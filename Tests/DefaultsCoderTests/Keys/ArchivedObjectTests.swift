@@ -1,9 +1,4 @@
-//
-//  ArchivedObjectTests.swift
-//  DefaultsCoderTests
-//
-//  NSSecureCoding values, with Foundation classes that adopt NSSecureCoding on Linux.
-//
+// NSSecureCoding values, with Foundation classes that adopt NSSecureCoding on Linux.
 
 import Foundation
 import Testing

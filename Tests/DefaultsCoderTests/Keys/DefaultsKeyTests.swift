@@ -1,8 +1,3 @@
-//
-//  DefaultsKeyTests.swift
-//  DefaultsCoderTests
-//
-
 import Foundation
 import Testing
 

@@ -1,12 +1,7 @@
-//
-//  DefaultsObservationTests.swift
-//  DefaultsCoderTests
-//
-//  Events are awaited with `eventually`: a handler runs on the thread whose announcement
-//  found the change, and with tests running in parallel another test's announcement
-//  (removing its suite posts didChangeNotification) can find it first and deliver it
-//  from there, a moment later. Exact lists still catch a missing or an extra event.
-//
+// Events are awaited with `eventually`: a handler runs on the thread whose announcement
+// found the change, and with tests running in parallel another test's announcement
+// (removing its suite posts didChangeNotification) can find it first and deliver it
+// from there, a moment later. Exact lists still catch a missing or an extra event.
 
 import Foundation
 import Testing

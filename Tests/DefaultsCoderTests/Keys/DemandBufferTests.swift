@@ -1,10 +1,5 @@
-//
-//  DemandBufferTests.swift
-//  DefaultsCoderTests
-//
-//  The buffer behind each Combine subscription (`DefaultsPublisher`), tested here
-//  because Combine itself does not exist on Linux.
-//
+// The buffer behind each Combine subscription (`DefaultsPublisher`), tested here
+// because Combine itself does not exist on Linux.
 
 import Foundation
 import Testing

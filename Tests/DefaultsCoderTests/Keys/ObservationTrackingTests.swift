@@ -1,13 +1,8 @@
-//
-//  ObservationTrackingTests.swift
-//  DefaultsCoderTests
-//
-//  `withObservationTracking`, as SwiftUI uses it, on `@UserDefault` properties in a plain
-//  class and in an `@Observable` one. `onChange` is one-shot: each test arms tracking,
-//  makes one change or none, and counts. Positive counts are awaited with `eventually`
-//  (another test's announcement may deliver a change from its own thread a moment later);
-//  zero counts are read after the writes, which deliver on the writing thread.
-//
+// `withObservationTracking`, as SwiftUI uses it, on `@UserDefault` properties in a plain
+// class and in an `@Observable` one. `onChange` is one-shot: each test arms tracking,
+// makes one change or none, and counts. Positive counts are awaited with `eventually`
+// (another test's announcement may deliver a change from its own thread a moment later);
+// zero counts are read after the writes, which deliver on the writing thread.
 
 import Foundation
 import Observation

@@ -1,8 +1,3 @@
-//
-//  UserDefaultTests.swift
-//  DefaultsCoderTests
-//
-
 import Foundation
 import Testing
 

@@ -1,8 +1,3 @@
-//
-//  UserDefaults+KeysTests.swift
-//  DefaultsCoderTests
-//
-
 import Foundation
 import Testing
 

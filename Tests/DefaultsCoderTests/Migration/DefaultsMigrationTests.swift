@@ -1,11 +1,6 @@
-//
-//  DefaultsMigrationTests.swift
-//  DefaultsCoderTests
-//
-//  Migrations through real suites, read back by a second process; failures that must
-//  leave every byte of the file as it was; a child process killed in the middle of a
-//  step; two processes migrating at once.
-//
+// Migrations through real suites, read back by a second process; failures that must
+// leave every byte of the file as it was; a child process killed in the middle of a
+// step; two processes migrating at once.
 
 import Foundation
 import Testing

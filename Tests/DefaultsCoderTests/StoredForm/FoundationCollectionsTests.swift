@@ -1,11 +1,6 @@
-//
-//  FoundationCollectionsTests.swift
-//  DefaultsCoderTests
-//
-//  The stored tree handed to Foundation as its own collection classes: which values
-//  become which class, and that the suite's file ends up byte for byte as Foundation
-//  writes the Swift tree itself.
-//
+// The stored tree handed to Foundation as its own collection classes: which values
+// become which class, and that the suite's file ends up byte for byte as Foundation
+// writes the Swift tree itself.
 
 import Foundation
 import Testing

@@ -1,10 +1,5 @@
-//
-//  LaunchArgumentTests.swift
-//  DefaultsCoderTests
-//
-//  Launch arguments, read in a real child process launched with them: one grammar for
-//  every number type, and a write that a launch argument hides is reported.
-//
+// Launch arguments, read in a real child process launched with them: one grammar for
+// every number type, and a write that a launch argument hides is reported.
 
 import Foundation
 import Testing

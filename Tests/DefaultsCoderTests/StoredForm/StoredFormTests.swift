@@ -1,11 +1,6 @@
-//
-//  StoredFormTests.swift
-//  DefaultsCoderTests
-//
-//  The stored form: whatever door writes a value and whatever door reads it, it comes
-//  back equal, in this process and in a new one that reads the suite's file; what the
-//  property list file cannot keep is refused before anything is written.
-//
+// The stored form: whatever door writes a value and whatever door reads it, it comes
+// back equal, in this process and in a new one that reads the suite's file; what the
+// property list file cannot keep is refused before anything is written.
 
 import Foundation
 import Testing

@@ -1,8 +1,3 @@
-//
-//  BinaryPropertyListCheckTests.swift
-//  DefaultsCoderTests
-//
-
 import Foundation
 import Testing
 

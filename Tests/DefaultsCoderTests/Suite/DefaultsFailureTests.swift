@@ -1,8 +1,3 @@
-//
-//  DefaultsFailureTests.swift
-//  DefaultsCoderTests
-//
-
 import Foundation
 import Testing
 

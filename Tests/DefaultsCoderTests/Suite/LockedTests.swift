@@ -1,8 +1,3 @@
-//
-//  LockedTests.swift
-//  DefaultsCoderTests
-//
-
 import Foundation
 import Testing
 

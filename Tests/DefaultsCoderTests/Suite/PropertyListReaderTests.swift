@@ -1,10 +1,5 @@
-//
-//  PropertyListReaderTests.swift
-//  DefaultsCoderTests
-//
-//  The one reader of plist bytes: what it refuses, what it lets through, and every path
-//  by which a legacy blob reaches it.
-//
+// The one reader of plist bytes: what it refuses, what it lets through, and every path
+// by which a legacy blob reaches it.
 
 import Foundation
 import Testing

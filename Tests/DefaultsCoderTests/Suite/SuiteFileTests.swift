@@ -1,10 +1,5 @@
-//
-//  SuiteFileGuardTests.swift
-//  DefaultsCoderTests
-//
-//  The guard against writing over an unreadable suite file, on real files. Foundation
-//  keeps the file itself only off Apple platforms, so these run there.
-//
+// The guard against writing over an unreadable suite file, on real files. Foundation
+// keeps the file itself only off Apple platforms, so these run there.
 
 import Foundation
 import Testing

@@ -1,11 +1,6 @@
-//
-//  SuiteTests.swift
-//  DefaultsCoderTests
-//
-//  The one write path: what a package write guarantees on disk, across processes, and
-//  to observers. The crash and multi-process tests apply where the package writes the
-//  file itself (Linux).
-//
+// The one write path: what a package write guarantees on disk, across processes, and
+// to observers. The crash and multi-process tests apply where the package writes the
+// file itself (Linux).
 
 import Foundation
 import Testing

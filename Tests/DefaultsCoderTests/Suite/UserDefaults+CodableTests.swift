@@ -1,9 +1,4 @@
-//
-//  UserDefaults+CodableTests.swift
-//  DefaultsCoderTests
-//
-//  Every test uses a fresh suite of its own, removed with its file afterwards.
-//
+// Every test uses a fresh suite of its own, removed with its file afterwards.
 
 import Foundation
 import Testing

@@ -1,11 +1,6 @@
-//
-//  DocumentationTests.swift
-//  DefaultsCoderTests
-//
-//  The documentation articles' examples (Sources/DefaultsCoder/DefaultsCoder.docc), run as
-//  shown, with the outputs they show. Each test names its article. Code that shows another
-//  library's API ("before") is not compiled; SwiftUI code is compiled where SwiftUI exists.
-//
+// The documentation articles' examples (Sources/DefaultsCoder/DefaultsCoder.docc), run as
+// shown, with the outputs they show. Each test names its article. Code that shows another
+// library's API ("before") is not compiled; SwiftUI code is compiled where SwiftUI exists.
 
 import Foundation
 import Observation

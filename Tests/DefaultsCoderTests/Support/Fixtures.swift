@@ -1,10 +1,5 @@
-//
-//  Fixtures.swift
-//  DefaultsCoderTests
-//
-//  Values the tests share: every case the UserDefaults contract promises to keep, and
-//  models that read their properties through the doors Foundation's coders offer.
-//
+// Values the tests share: every case the UserDefaults contract promises to keep, and
+// models that read their properties through the doors Foundation's coders offer.
 
 import Foundation
 

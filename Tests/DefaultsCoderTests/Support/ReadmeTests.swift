@@ -1,11 +1,6 @@
-//
-//  ReadmeTests.swift
-//  DefaultsCoderTests
-//
-//  The README's examples, run as shown, with the outputs it shows (on a suite of the
-//  test's own where the README uses `.standard`). The SwiftUI view is compiled where
-//  SwiftUI exists.
-//
+// The README's examples, run as shown, with the outputs it shows (on a suite of the
+// test's own where the README uses `.standard`). The SwiftUI view is compiled where
+// SwiftUI exists.
 
 import Foundation
 import Observation

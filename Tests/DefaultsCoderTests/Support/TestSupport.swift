@@ -1,8 +1,3 @@
-//
-//  TestSupport.swift
-//  DefaultsCoderTests
-//
-
 import Foundation
 import Testing
 
