@@ -46,8 +46,8 @@ struct ModelTypes {
 /// `value` as a `T` when its dynamic type is exactly `T`, or `nil`.
 ///
 /// `value as? T` asks the runtime's dynamic cast, which also looks for bridging, boxes and
-/// optional payloads, and costs several hundred instructions for every value of a tree
-/// even when the type matches. Opening the existential costs a metatype compare and a
+/// optional payloads, for every value of a tree even when the type matches, which
+/// `Benchmarks/README.md` measures. Opening the existential costs a metatype compare and a
 /// copy. Callers that must also take what only a cast finds use `cast(_:to:)`.
 @inline(__always)
 func exactCast<T>(_ value: Any, to _: T.Type) -> T? {
@@ -70,8 +70,7 @@ func cast<T>(_ value: Any, to type: T.Type) -> T? {
 
 /// `value` as `U`, where a metatype check has just shown that `T` is `U`. The same type,
 /// so a reinterpretation: `as!` would call the runtime's dynamic cast for every value
-/// (`Benchmarks/README.md`, the restructuring of 2026-11-23: users encode 490.2 M to
-/// 484.9 M instructions, decode 521.1 M to 518.6 M).
+/// (the measurement is in `Benchmarks/README.md`, "The restructuring of 2026-11-23").
 @inline(__always)
 func sameType<T, U>(_ value: T, as _: U.Type) -> U {
     assert(T.self == U.self, "sameType(_:as:) with \(T.self) and \(U.self)")

@@ -206,11 +206,11 @@ final class StoredEncodingForm: EncodingForm, Sendable {
         #endif
     }
 
-    /// The whole-second dates a `<date>` keeps on Linux: from 1583-01-01 UTC, the first
-    /// year after the Gregorian reform, to 1,900 years after 2001. Before the reform the
-    /// XML writer and Foundation's reader convert calendar dates differently, and read
-    /// back days away (measured for every year from 1 to 1582, Swift 6.3.1); such a date
-    /// is written as its seconds instead, as a date with a fraction is.
+    /// The whole-second dates a `<date>` keeps on Linux: from the first whole year after
+    /// the Gregorian reform on. Before the reform the XML writer and Foundation's reader
+    /// convert calendar dates differently and read back days away (the test of dates of
+    /// every era shows it); such a date is written as its seconds instead, as a date with
+    /// a fraction is.
     private static let wholeSecondDates = -13_190_860_800.0..<60_000_000_000.0
 
     /// An absolute URL as its string; any other in the keyed form `URL`'s own `Codable`
