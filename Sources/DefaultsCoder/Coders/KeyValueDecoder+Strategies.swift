@@ -45,20 +45,6 @@ extension KeyValueDecoder {
             }
         }
 
-        /// The encoder's `.removed` writes nothing to read: `.default`.
-        @available(*, deprecated, renamed: "default")
-        public static let removed = NilDecodingStrategy.default
-
-        /// A strategy that takes `isNull`'s values for `nil`; the placeholder is unused.
-        ///
-        /// - Parameters:
-        ///   - placeholder: Unused: the decoder only asks which values are `nil`.
-        ///   - isNull: Which values stand for `nil`.
-        /// - Returns: `.custom(isNull)`.
-        @available(*, deprecated, renamed: "custom")
-        public static func placeholder(_ placeholder: any Sendable, isNull: @escaping @Sendable (Any) -> Bool) -> NilDecodingStrategy {
-            .custom(isNull)
-        }
     }
 
     /// How `Date` values are read.
@@ -128,14 +114,5 @@ extension KeyValueDecoder {
         /// `nil` rule, fractional values throw. `NaN` always throws.
         case clamping(rule: FloatingPointRoundingRule?)
 
-        /// Clamps values to the type's range; renamed `clamping(rule:)`, the label
-        /// `rounding(rule:)` uses.
-        ///
-        /// - Parameter roundingRule: How fractions are rounded; `nil` throws for them.
-        /// - Returns: `.clamping(rule: roundingRule)`.
-        @available(*, deprecated, renamed: "clamping(rule:)")
-        public static func clamping(roundingRule: FloatingPointRoundingRule?) -> IntDecodingStrategy {
-            .clamping(rule: roundingRule)
-        }
     }
 }

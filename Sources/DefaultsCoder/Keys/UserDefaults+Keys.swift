@@ -116,39 +116,6 @@ extension UserDefaults {
         try Suite.$isSilenced.withValue(true, operation: body)
     }
 
-    /// Reads the value for `key`; renamed `read(_:)`, since `value(forKey:)` is
-    /// key-value coding's.
-    ///
-    /// - Parameter key: The key to read.
-    /// - Returns: The decoded value, or `key.defaultValue` when the key is absent.
-    /// - Throws: As `read(_:)`.
-    @available(*, deprecated, renamed: "read(_:)")
-    public func value<Value>(for key: DefaultsKey<Value>) throws -> Value {
-        try read(key)
-    }
-
-    /// Stores `value` for `key`; renamed `write(_:to:)`, since `set(_:forKey:)` is
-    /// Foundation's and does not throw.
-    ///
-    /// - Parameters:
-    ///   - value: The value to store.
-    ///   - key: The key to store it under.
-    /// - Throws: As `write(_:to:)`.
-    @available(*, deprecated, renamed: "write(_:to:)")
-    public func set<Value>(_ value: Value, for key: DefaultsKey<Value>) throws {
-        try write(value, to: key)
-    }
-
-    /// Removes the stored value for `key`; renamed `reset(_:)`, since
-    /// `removeObject(forKey:)` is Foundation's.
-    ///
-    /// - Parameter key: The key to remove.
-    /// - Throws: As `reset(_:)`.
-    @available(*, deprecated, renamed: "reset(_:)")
-    public func removeValue<Value>(for key: DefaultsKey<Value>) throws {
-        try reset(key)
-    }
-
     /// The value for `key`, without throwing.
     ///
     /// Reading gives the key's default when nothing is stored, and also when the stored

@@ -143,24 +143,6 @@ public struct DefaultsMigration: Sendable {
             convert(name, from: type, to: key.name, legacy: legacy, transform)
         }
 
-        /// The typed-key conversion with its labels in the old order; renamed
-        /// `convert(_:from:to:legacy:_:)`, the order of the other overload.
-        ///
-        /// - Parameters:
-        ///   - name: The key the value is stored under now.
-        ///   - type: The type it was stored as.
-        ///   - legacy: The blob format it may be stored in.
-        ///   - key: Where the converted value goes.
-        ///   - transform: The conversion.
-        /// - Returns: The step.
-        @available(*, deprecated, renamed: "convert(_:from:to:legacy:_:)")
-        public static func convert<Old: Decodable & Sendable, New>(
-            _ name: String, from type: Old.Type, legacy: LegacyFormat?, to key: DefaultsKey<New>,
-            _ transform: @escaping @Sendable (Old) throws -> New
-        ) -> Step {
-            convert(name, from: type, to: key, legacy: legacy, transform)
-        }
-
         /// Removes keys and their values.
         ///
         /// - Parameter names: The keys to remove.

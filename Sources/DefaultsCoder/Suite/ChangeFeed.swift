@@ -80,7 +80,7 @@ final class ChangeFeed: @unchecked Sendable {
                 if initial { state.queue.append(.start(subscriber)) }
             }
         }
-        ChangeFeed.live.withLock { $0[ObjectIdentifier(self)] = WeakFeed(self) }
+        ChangeFeed.live.withLock { $0[ObjectIdentifier(self)] = self }
         FoundationAnnouncements.listen()
         startWatching()
         listenExternally()
@@ -96,17 +96,17 @@ final class ChangeFeed: @unchecked Sendable {
     /// Removes `subscriber`; it receives nothing queued for it after this returns.
     func unsubscribe(_ subscriber: any ChangeSubscriber) {
         let id = ObjectIdentifier(subscriber)
-        let stop: (any ExternalChangesToken)? = state.withLock { state in
+        let (isEmpty, stop): (Bool, (any ExternalChangesToken)?) = state.withLock { state in
             for key in Array(state.subscribers.keys) {
                 state.subscribers[key]?[id] = nil
                 if state.subscribers[key]?.isEmpty == true { state.subscribers[key] = nil }
             }
-            guard state.subscribers.isEmpty else { return nil }
+            guard state.subscribers.isEmpty else { return (false, nil) }
             defer { state.external = nil }
-            return state.external
+            return (true, state.external)
         }
-        if let stop {
-            stop.cancel()
+        if isEmpty {
+            stop?.cancel()
             ChangeFeed.live.withLock { $0[ObjectIdentifier(self)] = nil }
         } else {
             listenExternally()
@@ -222,17 +222,13 @@ final class ChangeFeed: @unchecked Sendable {
 
     // MARK: - Every feed
 
-    /// The feeds that have subscribers, for Foundation's announcements.
-    private static let live = Locked<[ObjectIdentifier: WeakFeed]>([:])
-
-    private final class WeakFeed: @unchecked Sendable {
-        weak var feed: ChangeFeed?
-        init(_ feed: ChangeFeed) { self.feed = feed }
-    }
+    /// The feeds that have subscribers, for Foundation's announcements. (A feed lives as
+    /// long as its suite, which lives as long as the process: no weak reference needed.)
+    private static let live = Locked<[ObjectIdentifier: ChangeFeed]>([:])
 
     /// Rechecks every feed that has subscribers.
     static func recheckAll() {
-        let feeds = live.withLock { $0.values.compactMap(\.feed) }
+        let feeds = live.withLock { Array($0.values) }
         for feed in feeds { feed.recheck() }
     }
 }
