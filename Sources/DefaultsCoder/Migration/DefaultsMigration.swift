@@ -208,8 +208,9 @@ extension UserDefaults {
     ///   - versionKey: The key the version is recorded under.
     /// - Returns: The suite's version now.
     /// - Throws: `DefaultsMigrationError` naming the version and key of the step that
-    ///   failed, or `UnreadableDefaultsFile` when a suite's file exists but does not
-    ///   parse; nothing is changed then.
+    ///   failed; `UnreadableDefaultsFile` when a suite's file exists but does not parse;
+    ///   `DefaultsSuiteError` when the file system refuses (a directory the process
+    ///   cannot write, on Linux). Nothing is changed then.
     @discardableResult
     public func migrate(_ migrations: [DefaultsMigration], versionKey: String = DefaultsMigration.versionKey) throws -> Int {
         for (earlier, later) in zip(migrations, migrations.dropFirst()) where later.version <= earlier.version {
@@ -258,7 +259,8 @@ extension UserDefaults {
     ///   - migrations: The app's migrations, in increasing order of version.
     ///   - versionKey: The key the version is recorded under.
     /// - Returns: The suite's version now.
-    /// - Throws: `DefaultsMigrationError` or `UnreadableDefaultsFile`; nothing is changed then.
+    /// - Throws: `DefaultsMigrationError`, `UnreadableDefaultsFile` or
+    ///   `DefaultsSuiteError`; nothing is changed then.
     @discardableResult
     public func migrate(_ migrations: DefaultsMigration..., versionKey: String = DefaultsMigration.versionKey) throws -> Int {
         try migrate(migrations, versionKey: versionKey)
@@ -271,7 +273,8 @@ extension UserDefaults {
     /// - Parameter versionKey: The key the version is recorded under.
     /// - Returns: The recorded version.
     /// - Throws: `DefaultsMigrationError` when the record is not a version the package
-    ///   wrote; `UnreadableDefaultsFile` when the suite's file does not parse.
+    ///   wrote; `UnreadableDefaultsFile` when the suite's file does not parse;
+    ///   `DefaultsSuiteError` when the suite's lock cannot be taken.
     public func migrationVersion(versionKey: String = DefaultsMigration.versionKey) throws -> Int {
         try Suite.change([self], announcing: false) { try $0.recordedVersion(versionKey, migratingTo: nil) }
     }
