@@ -221,14 +221,14 @@ final class Suite: @unchecked Sendable {
         return try backend.withLock { try withLocks(on: backends.dropFirst(), body) }
     }
 
-    /// Reports each key a change wrote that a launch argument hides in this process.
+    /// Reports each key a change wrote or removed that a launch argument hides in this
+    /// process: reads go on giving the argument either way.
     private static func reportLaunchArgumentOverrides(_ domain: Values.Domain) {
-        let keys = domain.order.filter { domain.changes[$0]! != nil }
-        guard !keys.isEmpty else { return }
         let arguments = domain.defaults.volatileDomain(forName: UserDefaults.argumentDomain)
-        for key in keys {
+        guard !arguments.isEmpty else { return }
+        for key in domain.order {
             guard let argument = arguments[key] else { continue }
-            let override = LaunchArgumentOverride(key: key, argument: "\(argument)")
+            let override = LaunchArgumentOverride(key: key, argument: "\(argument)", isRemoval: domain.changes[key]! == nil)
             DefaultsFailure.report(DefaultsFailure(key: key, operation: .write, error: override))
         }
     }

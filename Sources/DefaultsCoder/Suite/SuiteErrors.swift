@@ -79,7 +79,7 @@ public struct DefaultsSuiteError: Error, Sendable, Equatable, CustomStringConver
     }
 }
 
-/// A write landed, but a launch argument for the same key (`./app -volume 5`) takes
+/// A write or a reset landed, but a launch argument for the same key (`./app -volume 5`) takes
 /// precedence over it in this process: Foundation reads the argument domain first, so
 /// every read returns the argument's value until the app is launched without it.
 ///
@@ -97,9 +97,12 @@ public struct LaunchArgumentOverride: Error, Sendable, Equatable, CustomStringCo
     public let key: String
     /// The launch argument's value, as Foundation keeps it (a string).
     public let argument: String
+    /// Whether the write removed the key (a reset), rather than storing a value.
+    public var isRemoval: Bool = false
 
-    /// `"volume" was written, but the launch argument -volume 5 takes precedence in this process`.
+    /// `"volume" was written, but the launch argument -volume 5 takes precedence in this
+    /// process` (`was reset` for a removal).
     public var description: String {
-        "\"\(key)\" was written, but the launch argument -\(key) \(argument) takes precedence in this process"
+        "\"\(key)\" was \(isRemoval ? "reset" : "written"), but the launch argument -\(key) \(argument) takes precedence in this process"
     }
 }

@@ -183,6 +183,22 @@ struct SuiteTests {
         #expect(SuiteFile.configDirectory(in: ["HOME": "/h", "XDG_CONFIG_HOME": "x"]).path == "/h/.config")
     }
 
+    @Test("a write or a reset that a launch argument hides is reported, each as what it was")
+    func hiddenByLaunchArgument() throws {
+        ReportedFailures.install()
+        let suite = TestSuite()
+        let key = DefaultsKey<Int>(uniqueKey("hidden"), default: 0)
+        suite.defaults.setVolatileDomain([key.name: "5"], forName: UserDefaults.argumentDomain)
+        try suite.defaults.write(7, to: key)
+        try suite.defaults.reset(key)
+        let reports = ReportedFailures.reports(for: key.name).map { "\($0.error)" }
+        #expect(
+            reports == [
+                "\"\(key.name)\" was written, but the launch argument -\(key.name) 5 takes precedence in this process",
+                "\"\(key.name)\" was reset, but the launch argument -\(key.name) 5 takes precedence in this process",
+            ])
+    }
+
     @Test("a new suite file is created readable by its owner only")
     func newFileIsPrivate() throws {
         let suite = TestSuite()
