@@ -193,7 +193,7 @@ extension UserDefaults {
     private func startObserving<Value>(
         _ key: DefaultsKey<Value>, initial: Bool, handler: @escaping @Sendable (Value, Value) -> Void
     ) -> DefaultsObservation {
-        let feed = Suite.of(self).feed
+        let feed = DefaultsSuite.of(self).feed
         let observer = KeyObserver(defaults: self, key: key, handler: handler)
         feed.subscribe(observer, to: [key.name], initial: initial)
         return DefaultsObservation(observer: observer, feed: feed)

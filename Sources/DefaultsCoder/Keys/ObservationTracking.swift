@@ -31,7 +31,7 @@ final class KeyTracking: Sendable {
         if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
             let tracker = tracker(for: key, in: store)
             tracker.access(key: key.name, read: stored)
-            if Suite.of(store).feed.changeCount(of: key.name) != changesBefore { tracker.changed() }
+            if DefaultsSuite.of(store).feed.changeCount(of: key.name) != changesBefore { tracker.changed() }
         }
         #endif
     }

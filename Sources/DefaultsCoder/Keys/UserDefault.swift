@@ -79,7 +79,7 @@ public struct UserDefault<Value: Codable & Sendable>: @unchecked Sendable {
             // published meanwhile never reaches it, and it must start from the value
             // after that change. A few tries; past them a change still landing is
             // announced to trackings already installed.
-            let feed = Suite.of(store).feed
+            let feed = DefaultsSuite.of(store).feed
             var changes = feed.changeCount(of: key.name)
             var rereads = 0
             while true {

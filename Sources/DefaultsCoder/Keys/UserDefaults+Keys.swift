@@ -64,7 +64,7 @@ extension UserDefaults {
     /// - Parameter keys: The keys to reset.
     /// - Throws: `UnreadableDefaultsFile` or `DefaultsSuiteError`; nothing is removed then.
     public func reset(_ keys: [DefaultsKeys]) throws {
-        try Suite.change([self]) { values in
+        try DefaultsSuite.change([self]) { values in
             for key in keys { try values.set(nil, forKey: key.name) }
         }
     }
@@ -83,8 +83,8 @@ extension UserDefaults {
     /// - Throws: `UnreadableDefaultsFile` when the suite's file does not parse (nothing
     ///   is removed then), or `DefaultsSuiteError`.
     public func resetAll() throws {
-        let records = Suite.recordKeys.withLock { $0 }
-        try Suite.change([self]) { values in
+        let records = DefaultsSuite.recordKeys.withLock { $0 }
+        try DefaultsSuite.change([self]) { values in
             for key in values.keys() where !records.contains(key) { try values.set(nil, forKey: key) }
         }
     }
@@ -113,7 +113,7 @@ extension UserDefaults {
     /// - Returns: What `body` returns.
     /// - Throws: What `body` throws.
     public static func withoutAnnouncing<R>(_ body: () throws -> R) rethrows -> R {
-        try Suite.$isSilenced.withValue(true, operation: body)
+        try DefaultsSuite.$isSilenced.withValue(true, operation: body)
     }
 
     /// The value for `key`, without throwing.
@@ -153,7 +153,7 @@ extension UserDefaults {
         for key in keys {
             if let value = try key.registrationValue() { values[key.name] = value }
         }
-        Suite.register(values, on: self)
+        DefaultsSuite.register(values, on: self)
     }
 
     // MARK: Reading

@@ -1,7 +1,7 @@
 // Versioned, run-once migrations of a suite's stored values: rename a key, move it into
 // another suite, change its stored type, remove keys. Every step of every pending
 // version is worked out on a copy first; only when all of them succeed is the result
-// written, with the new version, in one change of the suites (`Suite.change`).
+// written, with the new version, in one change of the suites (`DefaultsSuite.change`).
 
 import Foundation
 
@@ -219,10 +219,10 @@ extension UserDefaults {
         if let first = migrations.first, first.version < 1 {
             throw DefaultsMigrationError(version: first.version, key: versionKey, reason: "versions start at 1")
         }
-        _ = Suite.recordKeys.withLock { $0.insert(versionKey) }
+        _ = DefaultsSuite.recordKeys.withLock { $0.insert(versionKey) }
         let targetNames = Array(Set(migrations.flatMap { $0.steps.compactMap(\.targetSuite) })).sorted()
         var targets: [UserDefaults] = []
-        var suites: [ObjectIdentifier: String] = [ObjectIdentifier(Suite.of(self)): "the suite being migrated"]
+        var suites: [ObjectIdentifier: String] = [ObjectIdentifier(DefaultsSuite.of(self)): "the suite being migrated"]
         for name in targetNames {
             let step = migrations.lazy.flatMap { migration in migration.steps.lazy.map { (migration.version, $0) } }.first { $0.1.targetSuite == name }
             let (version, key) = (step?.0 ?? 0, step?.1.sourceKey ?? name)
@@ -232,14 +232,14 @@ extension UserDefaults {
             // Known by its suite: another spelling of a suite already in the change
             // would be written twice (and, moving a key into the suite it is in, the
             // key written and then removed).
-            let suite = Suite.of(target)
+            let suite = DefaultsSuite.of(target)
             if let other = suites[ObjectIdentifier(suite)] {
                 throw DefaultsMigrationError(version: version, key: key, reason: "suite \(name) is \(other) (\(suite.backend.identity))")
             }
             suites[ObjectIdentifier(suite)] = "suite \(name)"
             targets.append(target)
         }
-        return try Suite.change([self] + targets) { values in
+        return try DefaultsSuite.change([self] + targets) { values in
             let recorded = try values.recordedVersion(versionKey, migratingTo: migrations.last?.version ?? 0)
             let pending = migrations.filter { $0.version > recorded }
             guard let last = pending.last else { return recorded }
@@ -276,11 +276,11 @@ extension UserDefaults {
     ///   wrote; `UnreadableDefaultsFile` when the suite's file does not parse;
     ///   `DefaultsSuiteError` when the suite's lock cannot be taken.
     public func migrationVersion(versionKey: String = DefaultsMigration.versionKey) throws -> Int {
-        try Suite.change([self], announcing: false) { try $0.recordedVersion(versionKey, migratingTo: nil) }
+        try DefaultsSuite.change([self], announcing: false) { try $0.recordedVersion(versionKey, migratingTo: nil) }
     }
 }
 
-extension Suite.Values {
+extension DefaultsSuite.Values {
     /// The version recorded in the migrated suite; 0 when none is.
     ///
     /// - Throws: `DefaultsMigrationError` when the record is anything but an integer of
@@ -303,7 +303,7 @@ extension Suite.Values {
                 "the recorded version is \(FoundValue.describing(record).description): \(String(describing: record).prefix(40)), not a version a migration wrote; nothing was run")
     }
     /// Applies one step of the migration to `version`; `suites` are the other suites
-    /// the migration writes, by name, in the order they were given to `Suite.change`.
+    /// the migration writes, by name, in the order they were given to `DefaultsSuite.change`.
     mutating func apply(_ step: DefaultsMigration.Step, version: Int, suites: [String]) throws {
         do {
             try apply(step, suites: suites)

@@ -208,7 +208,9 @@ final class ChangeFeed: @unchecked Sendable {
     private func startWatching() {
         let needed = state.withLock { !$0.subscribers.isEmpty && $0.external == nil }
         guard needed,
-            let token = ExternalChanges.watch(backend, through: anyObject(), onChange: { [weak self] in self?.recheck(reload: true) })
+            // Strongly: the feed lives as long as its suite; the token, and with it this
+            // closure, goes when the last observer does.
+            let token = ExternalChanges.watch(backend, through: anyObject(), onChange: { self.recheck(reload: true) })
         else { return }
         let extra: (any ExternalChangesToken)? = state.withLock { state in
             if state.external == nil && !state.subscribers.isEmpty {
@@ -247,7 +249,7 @@ enum FoundationAnnouncements {
                 // A change the package is writing on this thread (Apple's Foundation
                 // announces each of its `set(_:forKey:)` calls as it makes it) is
                 // published by the package once it is written whole.
-                if Suite.isWriting { return }
+                if DefaultsSuite.isWriting { return }
                 // Counted before the feeds read: a reader that then finds the count
                 // unchanged read after the change.
                 count.withLock { $0 &+= 1 }

@@ -222,7 +222,7 @@ private final class KeyValueObservations: NSObject, @unchecked Sendable {
         forKeyPath keyPath: String?, of object: Any?, change: [NSKeyValueChangeKey: Any]?, context: UnsafeMutableRawPointer?
     ) {
         // The package's own write is published when it is written whole.
-        if Suite.isWriting { return }
+        if DefaultsSuite.isWriting { return }
         onChange()
     }
 }

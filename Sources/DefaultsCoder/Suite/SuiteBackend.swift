@@ -71,7 +71,7 @@ enum SuiteBackendKind: String, Sendable {
 /// `persistentDomain(forName:)` — `object(forKey:)` and `dictionaryRepresentation()`
 /// also search the argument, global and registration domains — and writes through
 /// `set(_:forKey:)` and `removeObject(forKey:)`, with the change's own announcements
-/// from Foundation held back until the whole change is written (`Suite.isWriting`).
+/// from Foundation held back until the whole change is written (`DefaultsSuite.isWriting`).
 final class PreferencesBackend: SuiteBackend {
     /// The suite's domain name; `nil` when the package cannot learn it (a suite object
     /// of an Apple platform whose name is hidden), and its own values are worked out
@@ -126,7 +126,7 @@ final class PreferencesBackend: SuiteBackend {
     func write(_ changes: [String: Any?], order: [String], over stored: [String: Any], through defaults: UserDefaults) {
         // Apple's Foundation posts `didChangeNotification` for each `set`, on this
         // thread, before it returns: observers must not read a change half written.
-        Suite.$isWriting.withValue(true) {
+        DefaultsSuite.$isWriting.withValue(true) {
             for key in order {
                 if let tree = changes[key]! {
                     defaults.set(FoundationCollections.make(tree), forKey: key)

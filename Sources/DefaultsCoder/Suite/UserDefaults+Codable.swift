@@ -60,7 +60,7 @@ extension UserDefaults {
 
     /// Stores a value in the stored form: the one write of a single key.
     func store(_ stored: KeyValueEncoder.StoredValue, forKey key: String) throws {
-        try Suite.change([self]) { values in
+        try DefaultsSuite.change([self]) { values in
             switch stored {
             case .value(let tree): try values.set(tree, forKey: key)
             case .removal: try values.set(nil, forKey: key)
@@ -107,7 +107,7 @@ extension UserDefaults {
     /// - Throws: `DefaultsSuiteError` when the file cannot be moved.
     @discardableResult
     public func moveUnreadableFileAside() throws -> URL? {
-        try Suite.of(self).moveUnreadableFileAside(of: self)
+        try DefaultsSuite.of(self).moveUnreadableFileAside(of: self)
     }
 
     /// Called when a key is absent: an unreadable file reads as an empty suite, so say
@@ -119,6 +119,6 @@ extension UserDefaults {
     /// The problem with the suite's file, or `nil` when it parses, is absent, or cannot
     /// be located.
     func unreadableFile() -> UnreadableDefaultsFile? {
-        Suite.of(self).backend.unreadableFile()
+        DefaultsSuite.of(self).backend.unreadableFile()
     }
 }

@@ -258,7 +258,7 @@ struct DefaultsUserFeatureTests {
         let observation = suite.defaults.observe(key, initial: false) { _, _ in heard.withLock { $0 += 1 } }
         try suite.defaults.reset(key)
         try suite.defaults.encode(1, forKey: key.name + ".other")
-        Suite.of(suite.defaults).feed.recheck()
+        DefaultsSuite.of(suite.defaults).feed.recheck()
         #expect(heard.withLock { $0 } == 0)
         withExtendedLifetime(observation) {}
     }

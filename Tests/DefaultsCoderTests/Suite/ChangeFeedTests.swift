@@ -127,7 +127,7 @@ struct ChangeFeedTests {
         let key = DefaultsKey<Int>(uniqueKey("quiet"), default: 0)
         let observation = suite.defaults.observe(key, initial: false) { _, _ in }
         observation.cancel()
-        #expect(!Suite.of(suite.defaults).feed.isSubscribed(key.name))
+        #expect(!DefaultsSuite.of(suite.defaults).feed.isSubscribed(key.name))
         _ = try await run("defaults-coder-probe", ["change", suite.name, key.name, "encode", "4"])
         suite.defaults.synchronize()
         let first = Recorded<Int>()

@@ -16,7 +16,7 @@ struct SuiteBackendTests {
 
     /// What the suite itself holds, as the package reads it.
     private func own(_ suite: TestSuite) -> [String: Any] {
-        (try? Suite.of(suite.defaults).backend.storedValues(of: suite.defaults)) ?? [:]
+        (try? DefaultsSuite.of(suite.defaults).backend.storedValues(of: suite.defaults)) ?? [:]
     }
 
     // MARK: - Migrations see the suite's own values
@@ -128,7 +128,7 @@ struct SuiteBackendTests {
         defer { tokens.forEach(NotificationCenter.default.removeObserver) }
         try suite.defaults.write(3, to: key)
         #expect(heard.values.sorted() == ["first", "second"])
-        #expect(Suite.of(other) === Suite.of(suite.defaults))
+        #expect(DefaultsSuite.of(other) === DefaultsSuite.of(suite.defaults))
         #expect(other[key] == 3)
     }
 
@@ -141,7 +141,7 @@ struct SuiteBackendTests {
         let error = caught(DefaultsMigrationError.self) {
             try other.migrate(DefaultsMigration(version: 1, .move(key, intoSuite: suite.name)))
         }
-        #expect(error?.reason == "suite \(suite.name) is the suite being migrated (\(Suite.of(other).backend.identity))")
+        #expect(error?.reason == "suite \(suite.name) is the suite being migrated (\(DefaultsSuite.of(other).backend.identity))")
         #expect(suite.defaults.integer(forKey: key) == 14)
         #expect(try suite.defaults.migrationVersion() == 0)
     }

@@ -58,7 +58,7 @@ struct SuiteFileGuardTests {
     @Test("the package finds the suite's file where Foundation writes it")
     func locatesFile() throws {
         let suite = TestSuite()
-        #expect(Suite.of(suite.defaults).file?.url == suite.fileURL)
+        #expect(DefaultsSuite.of(suite.defaults).file?.url == suite.fileURL)
         suite.defaults.set(1, forKey: "a")
         suite.defaults.synchronize()
         #expect(FileManager.default.fileExists(atPath: suite.fileURL.path))
@@ -134,10 +134,10 @@ struct SuiteFileGuardTests {
         for round in 0..<6 {
             // Objects made and freed in turn tend to reuse one address.
             let healthy = TestSuite("healthy\(round)")
-            #expect(Suite.of(healthy.defaults).file?.url == healthy.fileURL)
+            #expect(DefaultsSuite.of(healthy.defaults).file?.url == healthy.fileURL)
             try healthy.defaults.encode(round, forKey: "n")
             let damaged = TestSuite("damaged\(round)")
-            #expect(Suite.of(damaged.defaults).file?.url == damaged.fileURL)
+            #expect(DefaultsSuite.of(damaged.defaults).file?.url == damaged.fileURL)
             try Data("garbage".utf8).write(to: damaged.fileURL)
             #expect(throws: UnreadableDefaultsFile.self) { try damaged.defaults.encode(round, forKey: "n") }
         }
@@ -147,10 +147,10 @@ struct SuiteFileGuardTests {
     func oneFilePerSuite() throws {
         let suite = TestSuite()
         let second = try #require(UserDefaults(suiteName: suite.name))
-        let file = try #require(Suite.of(suite.defaults).file)
-        #expect(Suite.of(second).file === file)
+        let file = try #require(DefaultsSuite.of(suite.defaults).file)
+        #expect(DefaultsSuite.of(second).file === file)
         #expect(file.path == suite.fileURL.path)
-        #expect(Suite.of(TestSuite("another").defaults).file !== file)
+        #expect(DefaultsSuite.of(TestSuite("another").defaults).file !== file)
         // What one object's check found holds for the other's.
         try Data("garbage".utf8).write(to: suite.fileURL)
         #expect(throws: UnreadableDefaultsFile.self) { try suite.defaults.encode(1, forKey: "n") }
@@ -168,7 +168,7 @@ struct SuiteFileGuardTests {
             defaults.removePersistentDomain(forName: name)
             try? FileManager.default.removeItem(at: file)
         }
-        #expect(Suite.of(defaults).file?.url == file)
+        #expect(DefaultsSuite.of(defaults).file?.url == file)
         try expectGuarded(defaults, file: file)
     }
 
@@ -180,7 +180,7 @@ struct SuiteFileGuardTests {
         let path = directory.appendingPathComponent("suite").path
         let defaults = try #require(UserDefaults(suiteName: path))
         let file = URL(fileURLWithPath: path + ".plist")
-        #expect(Suite.of(defaults).file?.url == file)
+        #expect(DefaultsSuite.of(defaults).file?.url == file)
         // Measured: Foundation keeps such a suite at that path.
         defaults.set(1, forKey: "probe")
         defaults.synchronize()
@@ -267,7 +267,7 @@ struct SuiteFileGuardTests {
     func readsTakeNoLock() async throws {
         let suite = TestSuite()
         try suite.defaults.encode(1, forKey: "present")
-        let file = try #require(Suite.of(suite.defaults).file)
+        let file = try #require(DefaultsSuite.of(suite.defaults).file)
         let holding = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
         // Another writer holds the suite's lock, in this process and across processes.

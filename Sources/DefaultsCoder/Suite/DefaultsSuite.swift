@@ -1,6 +1,6 @@
 // The one way in and out of a suite. Every change the package makes — `encode`, a
 // typed key's write or reset, the subscript and `@UserDefault`, `register`, a
-// migration, moving an unreadable file aside — goes through `Suite.change`, which checks
+// migration, moving an unreadable file aside — goes through `DefaultsSuite.change`, which checks
 // the keys, takes the suite's lock, reads its own values through its backend (the file
 // on Linux, preferences on Apple platforms), writes them, counts the write and announces
 // it, once, in that order. No other file writes to a suite.
@@ -11,7 +11,7 @@ import Foundation
 /// `UserDefaults` objects the app holds for it, to announce changes on. One object per
 /// suite, shared by every `UserDefaults` object of the suite, however its name was
 /// spelled.
-final class Suite: @unchecked Sendable {
+final class DefaultsSuite: @unchecked Sendable {
     // Unchecked: `backend` is a constant of a Sendable type, `objects` is behind a lock.
 
     /// Where the suite's values are kept, and how a change is written.
@@ -32,9 +32,9 @@ final class Suite: @unchecked Sendable {
 
     /// Each `UserDefaults` object's suite, by object: a weak reference tells a live
     /// object from a new one at a reused address.
-    private static let byObject = Locked<[ObjectIdentifier: (defaults: WeakReference, suite: Suite)]>([:])
+    private static let byObject = Locked<[ObjectIdentifier: (defaults: WeakReference, suite: DefaultsSuite)]>([:])
     /// Each suite, by its file's path or its name.
-    private static let byIdentity = Locked<[String: Suite]>([:])
+    private static let byIdentity = Locked<[String: DefaultsSuite]>([:])
 
     /// The keys that hold records of the package's own, which `resetAll()` keeps: the
     /// migration version record, under its default key and under every key a migration
@@ -57,20 +57,20 @@ final class Suite: @unchecked Sendable {
 
     /// The suite `defaults` belongs to. Looked up once per object: learning the suite's
     /// name costs more than the rest of a write's bookkeeping.
-    static func of(_ defaults: UserDefaults) -> Suite {
+    static func of(_ defaults: UserDefaults) -> DefaultsSuite {
         let id = ObjectIdentifier(defaults)
         if let known = byObject.withLock({ $0[id] }), known.defaults.object === defaults { return known.suite }
-        let suite: Suite
+        let suite: DefaultsSuite
         if let (identity, make) = backend(of: defaults) {
             suite = byIdentity.withLock { suites in
                 if let suite = suites[identity] { return suite }
-                let suite = Suite(backend: make())
+                let suite = DefaultsSuite(backend: make())
                 suites[identity] = suite
                 return suite
             }
         } else {
             // A suite whose name cannot be learned is known by its object alone.
-            suite = Suite(backend: PreferencesBackend(name: nil))
+            suite = DefaultsSuite(backend: PreferencesBackend(name: nil))
         }
         suite.objects.withLock { objects in
             objects.removeAll { $0.object == nil }
@@ -106,7 +106,7 @@ final class Suite: @unchecked Sendable {
 
         fileprivate struct Domain {
             let defaults: UserDefaults
-            let suite: Suite
+            let suite: DefaultsSuite
             /// The suite's own values as the change found them: never a registered
             /// default, a launch argument or the global domain's. Read when first asked
             /// for, where reading cannot fail: a write of one value reads nothing.
@@ -166,7 +166,7 @@ final class Suite: @unchecked Sendable {
     static func change<R>(
         _ objects: [UserDefaults], announcing: Bool = true, _ body: (inout Values) throws -> R
     ) throws -> R {
-        let suites = objects.map(Suite.of)
+        let suites = objects.map(DefaultsSuite.of)
         for (index, suite) in suites.enumerated() where suites[..<index].contains(where: { $0 === suite }) {
             throw DefaultsSuiteError(operation: .sameSuiteTwice, path: suite.backend.identity, reason: "one change names this suite twice")
         }
@@ -251,7 +251,7 @@ final class Suite: @unchecked Sendable {
     static func register(_ values: [String: Any], on defaults: UserDefaults) {
         defaults.register(defaults: values)
         guard !isSilenced else { return }
-        let suite = Suite.of(defaults)
+        let suite = DefaultsSuite.of(defaults)
         suite.feed.recheck(through: defaults)
         for key in values.keys.sorted() { suite.postNotification(forKey: key) }
     }

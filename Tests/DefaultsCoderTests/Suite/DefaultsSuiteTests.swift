@@ -13,8 +13,8 @@ import Glibc
 import Darwin
 #endif
 
-@Suite("Suite")
-struct SuiteTests {
+@Suite("DefaultsSuite")
+struct DefaultsSuiteTests {
 
     // MARK: - Crashes
 
@@ -240,7 +240,7 @@ struct SuiteTests {
         let spellings = ["\(directory)/./\(suite.name)", "\(directory)/../\(URL(fileURLWithPath: directory).lastPathComponent)/\(suite.name)", "\(link)/\(suite.name)"]
         for spelling in spellings {
             let other = try #require(UserDefaults(suiteName: spelling))
-            #expect(Suite.of(other).file === Suite.of(suite.defaults).file, "\(spelling)")
+            #expect(DefaultsSuite.of(other).file === DefaultsSuite.of(suite.defaults).file, "\(spelling)")
         }
     }
 
@@ -295,7 +295,7 @@ struct SuiteTests {
     func notificationOnEveryObject() async throws {
         let suite = TestSuite()
         let other = try #require(UserDefaults(suiteName: suite.name))
-        _ = Suite.of(other)
+        _ = DefaultsSuite.of(other)
         let heard = Locked<[String]>([])
         let token = NotificationCenter.default.addObserver(forName: UserDefaults.keyDidChangeNotification, object: other, queue: nil) {
             note in heard.withLock { $0.append(note.userInfo?["key"] as? String ?? "") }
