@@ -90,3 +90,11 @@ extension DefaultsMigration.Step {
         convert(name, from: type, to: key, legacy: legacy, transform)
     }
 }
+
+/// An observation's deprecated names.
+extension DefaultsObservation {
+    /// Whether `observe` and `updates` start with the current value when not told:
+    /// `true`, for both, as their default arguments say.
+    @available(*, deprecated, message: "the default argument of observe and updates says it: initial: true")
+    public static let initialByDefault = true
+}

@@ -161,10 +161,9 @@ extension EncodingError {
         invalid(value, reason.message, at: path)
     }
 
-    /// `Cannot store Double.nan at SELF.score in UserDefaults` and the like.
-    @inline(never)
     /// `Cannot write Date(timeIntervalSinceReferenceDate: nan) with the .iso8601 date
     /// strategy ("-4712-01-01T12:00:00Z" would read back as another date) at SELF.when`.
+    @inline(never)
     static func unwritableDate(_ date: Date, strategy: String, text: String, at path: [any CodingKey]) -> EncodingError {
         invalid(
             date,
@@ -172,6 +171,9 @@ extension EncodingError {
             at: path)
     }
 
+    /// `Cannot store Double.nan at SELF.score in UserDefaults` and the like: `message`
+    /// and the path.
+    @inline(never)
     static func invalid(_ value: Any, _ message: String, at path: [any CodingKey], underlyingError: (any Error)? = nil) -> EncodingError {
         .invalidValue(
             value,

@@ -174,8 +174,6 @@ public enum LegacyFormat: Sendable, Equatable {
     /// A `String` holding JSON text, as some libraries store it.
     case jsonString
 
-    /// Decodes `object` in this format, or returns `nil` when it is not in this format
-    /// at all (a `String` for `.json`, say).
     /// Decodes a stored object: as the legacy blob first where it is of the blob's kind
     /// (Data for `.json` and `.propertyList`, a String for `.jsonString`), since a Data or
     /// String type would otherwise read the blob's own bytes or text; otherwise, or when
@@ -220,6 +218,8 @@ public enum LegacyFormat: Sendable, Equatable {
             at: [])
     }
 
+    /// Decodes `object` in this format, or returns `nil` when it is not in this format
+    /// at all (a `String` for `.json`, say).
     func decode<Value: Decodable>(_ type: Value.Type, from object: Any) throws -> Value? {
         switch self {
         case .json:

@@ -51,10 +51,6 @@ public final class DefaultsObservation: Sendable {
         feed.rebase(observer, key: key, stored: stored)
     }
 
-    /// Whether `observe` and `updates` start with the current value when not told:
-    /// `true`, for both.
-    public static let initialByDefault = true
-
     deinit {
         cancel()
     }
@@ -100,7 +96,7 @@ extension UserDefaults {
     /// - Returns: A token; observing stops when it is cancelled or released.
     public func observe<Value>(
         _ key: DefaultsKey<Value>,
-        initial: Bool = DefaultsObservation.initialByDefault,
+        initial: Bool = true,
         handler: @escaping @Sendable (_ old: Value, _ new: Value) -> Void
     ) -> DefaultsObservation {
         startObserving(key, initial: initial, handler: handler)
@@ -123,7 +119,7 @@ extension UserDefaults {
     /// - Returns: A token; observing stops for every key when it is cancelled or released.
     public func observe(
         _ keys: [DefaultsKeys],
-        initial: Bool = DefaultsObservation.initialByDefault,
+        initial: Bool = true,
         handler: @escaping @Sendable (_ key: DefaultsKeys) -> Void
     ) -> DefaultsObservation {
         // A name listed twice, or under two types, is one key: one call per change.
@@ -146,7 +142,7 @@ extension UserDefaults {
     ///   - keys: The keys to observe.
     ///   - initial: Whether to start with each key once.
     /// - Returns: A sequence of keys.
-    public func updates(for keys: [DefaultsKeys], initial: Bool = DefaultsObservation.initialByDefault) -> AsyncStream<DefaultsKeys> {
+    public func updates(for keys: [DefaultsKeys], initial: Bool = true) -> AsyncStream<DefaultsKeys> {
         AsyncStream(bufferingPolicy: .unbounded) { continuation in
             let observation = observe(keys, initial: initial) { continuation.yield($0) }
             continuation.onTermination = { _ in observation.cancel() }
@@ -177,7 +173,7 @@ extension UserDefaults {
     ///     `observe(_:initial:handler:)`).
     /// - Returns: A sequence of values, starting with the current one unless `initial`
     ///   is `false`.
-    public func updates<Value>(for key: DefaultsKey<Value>, initial: Bool = DefaultsObservation.initialByDefault) -> AsyncStream<Value> {
+    public func updates<Value>(for key: DefaultsKey<Value>, initial: Bool = true) -> AsyncStream<Value> {
         AsyncStream(bufferingPolicy: .unbounded) { continuation in
             let observation = startObserving(key, initial: initial) { _, new in
                 continuation.yield(new)

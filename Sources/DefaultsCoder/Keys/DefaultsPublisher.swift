@@ -59,7 +59,7 @@ extension UserDefaults {
     /// - Returns: A publisher that never fails.
     public func publisher<Value>(
         for key: DefaultsKey<Value>,
-        initial: Bool = DefaultsObservation.initialByDefault
+        initial: Bool = true
     ) -> DefaultsPublisher<Value> {
         DefaultsPublisher(defaults: self) { defaults, send in
             defaults.observe(key, initial: initial) { _, new in send(new) }
@@ -81,7 +81,7 @@ extension UserDefaults {
     /// - Returns: A publisher that never fails.
     public func publisher(
         for keys: [DefaultsKeys],
-        initial: Bool = DefaultsObservation.initialByDefault
+        initial: Bool = true
     ) -> DefaultsPublisher<DefaultsKeys> {
         DefaultsPublisher(defaults: self) { defaults, send in
             defaults.observe(keys, initial: initial, handler: send)

@@ -84,7 +84,7 @@ public struct UserDefault<Value: Codable & Sendable>: @unchecked Sendable {
             var rereads = 0
             while true {
                 let stored = store.object(forKey: key.name)
-                let value = store.readValue(for: key, stored: stored)
+                let value = store.valueReportingFailure(for: key, stored: stored)
                 let now = feed.changeCount(of: key.name)
                 if now == changes || rereads == 3 {
                     tracking.access(key, in: store, read: stored, changesBefore: changes)
@@ -127,7 +127,7 @@ public struct UserDefault<Value: Codable & Sendable>: @unchecked Sendable {
     ///   - handler: Called with the old and the new value.
     /// - Returns: A token; observing stops when it is cancelled or released.
     public func observe(
-        initial: Bool = DefaultsObservation.initialByDefault, _ handler: @escaping @Sendable (_ old: Value, _ new: Value) -> Void
+        initial: Bool = true, _ handler: @escaping @Sendable (_ old: Value, _ new: Value) -> Void
     ) -> DefaultsObservation {
         store.observe(key, initial: initial, handler: handler)
     }

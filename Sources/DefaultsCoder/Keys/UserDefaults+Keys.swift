@@ -126,7 +126,7 @@ extension UserDefaults {
     /// - Parameter key: The key to read or write.
     public subscript<Value>(key: DefaultsKey<Value>) -> Value {
         get {
-            readValue(for: key, stored: object(forKey: key.name))
+            valueReportingFailure(for: key, stored: object(forKey: key.name))
         }
         set {
             do {
@@ -168,7 +168,7 @@ extension UserDefaults {
     }
 
     /// `value(for:stored:)`, with failures reported and the default returned.
-    func readValue<Value>(for key: DefaultsKey<Value>, stored: Any?) -> Value {
+    func valueReportingFailure<Value>(for key: DefaultsKey<Value>, stored: Any?) -> Value {
         do {
             return try value(for: key, stored: stored)
         } catch {

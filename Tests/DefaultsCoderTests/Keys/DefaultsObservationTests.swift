@@ -583,7 +583,6 @@ struct DefaultsObservationInitialAndKeysTests {
         try suite.defaults.write(5, to: key)
         #expect(await iterator.next() == (initial ? 4 : 5))
         #expect(heard.withLock { $0 } == (initial ? [[4, 4], [4, 5]] : [[4, 5]]))
-        #expect(DefaultsObservation.initialByDefault)
         withExtendedLifetime(observation) {}
     }
 

@@ -412,10 +412,15 @@ struct UserDefaultsCodableTests {
 
     @Test("the demo runs, and its second run sees the first run's values")
     func demoPersists() async throws {
-        // The demo uses a suite of its own: start it from nothing.
-        UserDefaults(suiteName: "defaults-coder-demo")?.removeObject(forKey: "settings")
-        UserDefaults(suiteName: "defaults-coder-demo")?.removeObject(forKey: "runs")
-        UserDefaults(suiteName: "defaults-coder-demo")?.synchronize()
+        // The demo uses a suite of its own: start it from nothing — no file, and nothing
+        // left unsaved in this process's cache of it that a later synchronize() of any
+        // suite here would write back over the demo's own writes.
+        let demo = try #require(UserDefaults(suiteName: "defaults-coder-demo"))
+        demo.removePersistentDomain(forName: "defaults-coder-demo")
+        demo.synchronize()
+        #if os(Linux)
+        try? FileManager.default.removeItem(at: SuiteFile.configDirectory.appendingPathComponent("defaults-coder-demo.plist"))
+        #endif
         let first = try await runDemo()
         #expect(first.output.contains("No settings stored yet"))
         #expect(first.output.contains("Decoded back: matches what was saved"))
