@@ -72,7 +72,7 @@ public struct KeyValueEncoder: Sendable {
 /// beside it (`EncoderImpl.single`): an enum whose payloads are all references copies
 /// and destroys inline, where one holding an `Any?` goes through value witnesses at
 /// every value the encoder enters and leaves.
-private enum Slot {
+enum Slot {
     case empty
     case value
     case keyed(KeyedStorage)
@@ -81,14 +81,14 @@ private enum Slot {
 
 /// A value that is complete only when its parent is flattened: a nested container or a
 /// super encoder, which the caller may go on writing to after the call that made it.
-private enum Pending {
+enum Pending {
     case keyed(KeyedStorage)
     case unkeyed(UnkeyedStorage)
     case encoder(EncoderImpl)
 }
 
 /// The contents of a keyed container. Reused from a pool once flattened.
-private final class KeyedStorage {
+final class KeyedStorage {
     @exclusivity(unchecked) var dictionary: [String: Any] = [:]
     @exclusivity(unchecked) var pending: [String: Pending] = [:]
     /// The coding key each dictionary key came from, when a key strategy converts
@@ -146,7 +146,7 @@ private final class KeyedStorage {
 }
 
 /// The contents of an unkeyed container. Reused from a pool once flattened.
-private final class UnkeyedStorage {
+final class UnkeyedStorage {
     @exclusivity(unchecked) var array: [Any] = []
     /// Nested containers and super encoders, by their place in `array`.
     @exclusivity(unchecked) var pending: [(position: Int, item: Pending)] = []
@@ -195,7 +195,7 @@ private final class UnkeyedStorage {
 
 /// The one object that encodes a whole tree: it saves and restores the path and slot of
 /// the current value around each nested value instead of making an encoder per value.
-private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
+final class EncoderImpl: Encoder, SingleValueEncodingContainer {
     let options: KeyValueEncoder
     let form: any EncodingForm
     /// Converted when a value's `encode(to:)` first asks for it, not for every coder.
@@ -274,7 +274,7 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
             storage = KeyedStorage()
             misuse = misuse ?? CoderMisuse.keyedAfterOther
         }
-        return KeyedEncodingContainer(KeyedContainer<Key>(encoder: self, storage: storage, node: node))
+        return KeyedEncodingContainer(EncodingKeyedContainer<Key>(encoder: self, storage: storage, node: node))
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
@@ -292,7 +292,7 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
             storage = UnkeyedStorage()
             misuse = misuse ?? CoderMisuse.unkeyedAfterOther
         }
-        return UnkeyedContainer(encoder: self, storage: storage, node: node)
+        return EncodingUnkeyedContainer(encoder: self, storage: storage, node: node)
     }
 
     func singleValueContainer() -> any SingleValueEncodingContainer { self }
@@ -590,7 +590,7 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
 
     /// The dictionary key for `key` in the container at `node`: the one place the key
     /// strategy is applied. Returns the problem instead when the key cannot be written.
-    fileprivate func dictionaryKey(_ key: some CodingKey, in storage: KeyedStorage, at node: CodingPathNode?) -> (String, EncodingError?) {
+    func dictionaryKey(_ key: some CodingKey, in storage: KeyedStorage, at node: CodingPathNode?) -> (String, EncodingError?) {
         let name: String
         switch options.keyEncodingStrategy {
         case .useDefaultKeys:
@@ -615,7 +615,7 @@ private final class EncoderImpl: Encoder, SingleValueEncodingContainer {
 
     /// A super encoder for the value `step` below the container at `node`, starting from
     /// what is already there (`existing`), as Foundation's coders merge into it.
-    fileprivate func makeSuperEncoder(at node: CodingPathNode?, step: PathStep, existing: Any?) -> EncoderImpl {
+    func makeSuperEncoder(at node: CodingPathNode?, step: PathStep, existing: Any?) -> EncoderImpl {
         let encoder = EncoderImpl(options: options, form: form, levels: levels, parent: node, step: step)
         encoder.nesting = nesting
         if let existing {
@@ -647,7 +647,7 @@ extension Optional: WrappableOptional where Wrapped: Encodable {
 }
 
 /// What `nestedStorage(_:for:)` needs of the two kinds of container storage.
-private protocol NestedStorage: AnyObject {
+protocol NestedStorage: AnyObject {
     /// `a keyed container`, for messages.
     static var kind: String { get }
     init()
@@ -695,245 +695,5 @@ private protocol StringKeyedDictionary {
 extension Dictionary: StringKeyedDictionary where Key == String, Value: Encodable {
     fileprivate func boxEntries(into encoder: EncoderImpl, parent: CodingPathNode?, step: PathStep?) throws -> Any {
         try encoder.boxDictionary(self, parent: parent, step: step)
-    }
-}
-
-// MARK: - Containers
-
-private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
-    let encoder: EncoderImpl
-    let storage: KeyedStorage
-    /// The path of the value this container belongs to.
-    let node: CodingPathNode?
-
-    var codingPath: [any CodingKey] { encoder.levels.codingPath(of: node) }
-
-    /// The dictionary key for `key`, or the error that it cannot be written.
-    @inline(__always)
-    private func name(_ key: Key) throws -> String {
-        if encoder.usesKeysAsTheyAre {
-            return key.stringValue
-        }
-        return try checkedName(key)
-    }
-
-    /// The dictionary key for `key` converted or checked. Out of line, so that the
-    /// common case above does not set up room for an `EncodingError` at every field.
-    @inline(never)
-    private func checkedName(_ key: Key) throws -> String {
-        let (name, problem) = encoder.dictionaryKey(key, in: storage, at: node)
-        if let problem { throw problem }
-        return name
-    }
-
-    /// The dictionary key for `key` where the protocol gives no way to throw: the
-    /// problem is thrown when the value this container belongs to is complete.
-    private func nameRecordingProblem(_ key: Key) -> String {
-        let (name, problem) = encoder.dictionaryKey(key, in: storage, at: node)
-        if let problem { storage.record(problem) }
-        return name
-    }
-
-    /// Takes `value` over, so that a string or array in it moves into the dictionary
-    /// instead of being retained once more and released (`setEntry(_:forKey:)`).
-    @inline(__always)
-    private func set(_ value: consuming Any, at name: String) {
-        storage.dictionary.setEntry(consume value, forKey: name)
-        if !storage.pending.isEmpty { storage.pending[name] = nil }
-    }
-
-    mutating func encodeNil(forKey key: Key) throws {
-        let name = try name(key)
-        if let null = encoder.form.null { set(null, at: name) }
-    }
-
-    mutating func encode(_ value: Bool, forKey key: Key) throws { set(value, at: try name(key)) }
-    mutating func encode(_ value: String, forKey key: Key) throws { set(encoder.string(value), at: try name(key)) }
-    mutating func encode(_ value: Double, forKey key: Key) throws { set(value, at: try name(key)) }
-    mutating func encode(_ value: Float, forKey key: Key) throws { set(encoder.form.float(value), at: try name(key)) }
-    mutating func encode(_ value: Int, forKey key: Key) throws { set(value, at: try name(key)) }
-    mutating func encode(_ value: Int8, forKey key: Key) throws { set(encoder.form.integer(value), at: try name(key)) }
-    mutating func encode(_ value: Int16, forKey key: Key) throws { set(encoder.form.integer(value), at: try name(key)) }
-    mutating func encode(_ value: Int32, forKey key: Key) throws { set(encoder.form.integer(value), at: try name(key)) }
-    mutating func encode(_ value: Int64, forKey key: Key) throws { set(encoder.form.integer(value), at: try name(key)) }
-    mutating func encode(_ value: UInt, forKey key: Key) throws { set(encoder.form.integer(value), at: try name(key)) }
-    mutating func encode(_ value: UInt8, forKey key: Key) throws { set(encoder.form.integer(value), at: try name(key)) }
-    mutating func encode(_ value: UInt16, forKey key: Key) throws { set(encoder.form.integer(value), at: try name(key)) }
-    mutating func encode(_ value: UInt32, forKey key: Key) throws { set(encoder.form.integer(value), at: try name(key)) }
-    mutating func encode(_ value: UInt64, forKey key: Key) throws { set(encoder.form.integer(value), at: try name(key)) }
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    mutating func encode(_ value: Int128, forKey key: Key) throws { set(encoder.form.integer(value), at: try name(key)) }
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    mutating func encode(_ value: UInt128, forKey key: Key) throws { set(encoder.form.integer(value), at: try name(key)) }
-
-    mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
-        let name = try name(key)
-        if let boxed = try encoder.box(value, parent: node, step: .key(key)) {
-            set(boxed, at: name)
-        } else if let null = encoder.form.null {
-            set(null, at: name)
-        }
-    }
-
-    // An absent optional leaves the key out. Where the form writes optionals itself, a
-    // present one goes through the optional's own form, so that a value that encodes
-    // `nil` (a JSON-like `.null`) is told apart from an absent one.
-    mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws {
-        guard let value else { return }
-        if encoder.wrapsOptionals {
-            try encode(Optional(value), forKey: key)
-        } else {
-            try encode(value, forKey: key)
-        }
-    }
-
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
-        let (nested, nestedNode) = nestedStorage(KeyedStorage.self, for: key)
-        return KeyedEncodingContainer(KeyedContainer<NestedKey>(encoder: encoder, storage: nested, node: nestedNode))
-    }
-
-    mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
-        let (nested, nestedNode) = nestedStorage(UnkeyedStorage.self, for: key)
-        return UnkeyedContainer(encoder: encoder, storage: nested, node: nestedNode)
-    }
-
-    /// The storage of a nested container for `key`, as Foundation's coders find it: the
-    /// pending container of the same kind asked for before, or one holding what is
-    /// already there (a finished dictionary or array), or a new one. A key that holds
-    /// another kind of value, or a container too deep, is recorded as a problem.
-    private func nestedStorage<Storage: NestedStorage>(_: Storage.Type, for key: Key) -> (Storage, CodingPathNode) {
-        let kind = Storage.kind
-        let name = nameRecordingProblem(key)
-        let nestedNode = encoder.levels.push(.key(key), below: node)
-        let nested: Storage
-        if let item = storage.pending[name] {
-            if let found = Storage.existing(in: item) {
-                nested = found
-            } else {
-                nested = Storage()
-                storage.record(
-                    .invalid(key.stringValue, CoderMisuse.nested(kind), at: encoder.levels.codingPath(of: nestedNode)))
-            }
-        } else if let value = storage.dictionary[name] {
-            if let merged = Storage.merging(value) {
-                nested = merged
-                storage.dictionary[name] = nil
-                storage.pending[name] = merged.asPending
-            } else {
-                nested = Storage()
-                storage.record(
-                    .invalid(key.stringValue, CoderMisuse.nested(kind), at: encoder.levels.codingPath(of: nestedNode)))
-            }
-        } else {
-            nested = Storage()
-            storage.pending[name] = nested.asPending
-        }
-        if !encoder.allowsNesting(below: node) {
-            storage.record(.invalid(key.stringValue, encoder.form.depthProblem, at: encoder.levels.codingPath(of: nestedNode)))
-        }
-        return (nested, nestedNode)
-    }
-
-    mutating func superEncoder() -> any Encoder {
-        superEncoder(named: KeyValueCodingKey.super)
-    }
-
-    mutating func superEncoder(forKey key: Key) -> any Encoder {
-        superEncoder(named: key)
-    }
-
-    private func superEncoder(named key: some CodingKey) -> any Encoder {
-        let (name, problem) = encoder.dictionaryKey(key, in: storage, at: node)
-        if let problem { storage.record(problem) }
-        if case .encoder(let existing)? = storage.pending[name] { return existing }
-        let existing = storage.pending[name] == nil ? storage.dictionary[name] : nil
-        if storage.pending[name] != nil {
-            storage.record(
-                .invalid(key.stringValue, CoderMisuse.superEncoderForTakenKey, in: encoder.levels, at: node, .key(key)))
-        }
-        let superEncoder = encoder.makeSuperEncoder(at: node, step: .key(key), existing: existing)
-        storage.dictionary[name] = nil
-        storage.pending[name] = .encoder(superEncoder)
-        return superEncoder
-    }
-}
-
-private struct UnkeyedContainer: UnkeyedEncodingContainer {
-    let encoder: EncoderImpl
-    let storage: UnkeyedStorage
-    /// The path of the value this container belongs to.
-    let node: CodingPathNode?
-
-    var codingPath: [any CodingKey] { encoder.levels.codingPath(of: node) }
-    var count: Int { storage.count }
-
-    @inline(__always) private func append(_ value: Any) {
-        storage.array.append(value)
-        storage.count += 1
-    }
-
-    mutating func encodeNil() throws {
-        storage.count += 1
-        if let null = encoder.form.null { storage.array.append(null) }
-    }
-
-    mutating func encode(_ value: Bool) throws { append(value) }
-    mutating func encode(_ value: String) throws { append(encoder.string(value)) }
-    mutating func encode(_ value: Double) throws { append(value) }
-    mutating func encode(_ value: Float) throws { append(encoder.form.float(value)) }
-    mutating func encode(_ value: Int) throws { append(value) }
-    mutating func encode(_ value: Int8) throws { append(encoder.form.integer(value)) }
-    mutating func encode(_ value: Int16) throws { append(encoder.form.integer(value)) }
-    mutating func encode(_ value: Int32) throws { append(encoder.form.integer(value)) }
-    mutating func encode(_ value: Int64) throws { append(encoder.form.integer(value)) }
-    mutating func encode(_ value: UInt) throws { append(encoder.form.integer(value)) }
-    mutating func encode(_ value: UInt8) throws { append(encoder.form.integer(value)) }
-    mutating func encode(_ value: UInt16) throws { append(encoder.form.integer(value)) }
-    mutating func encode(_ value: UInt32) throws { append(encoder.form.integer(value)) }
-    mutating func encode(_ value: UInt64) throws { append(encoder.form.integer(value)) }
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    mutating func encode(_ value: Int128) throws { append(encoder.form.integer(value)) }
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    mutating func encode(_ value: UInt128) throws { append(encoder.form.integer(value)) }
-
-    mutating func encode<T: Encodable>(_ value: T) throws {
-        let index = storage.count
-        if let boxed = try encoder.box(value, parent: node, step: .index(index)) {
-            append(boxed)
-        } else {
-            try encodeNil()
-        }
-    }
-
-    /// Adds `item` at the next place; it is written when the parent is flattened.
-    private func appendPending(_ item: Pending) {
-        storage.pending.append((storage.array.count, item))
-        append(Optional<Any>.none as Any)
-    }
-
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
-        let nestedNode = encoder.levels.push(.index(storage.count), below: node)
-        let nested = KeyedStorage()
-        if !encoder.allowsNesting(below: node) {
-            storage.record(.invalid(storage.count, encoder.form.depthProblem, at: encoder.levels.codingPath(of: nestedNode)))
-        }
-        appendPending(.keyed(nested))
-        return KeyedEncodingContainer(KeyedContainer<NestedKey>(encoder: encoder, storage: nested, node: nestedNode))
-    }
-
-    mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
-        let nestedNode = encoder.levels.push(.index(storage.count), below: node)
-        let nested = UnkeyedStorage()
-        if !encoder.allowsNesting(below: node) {
-            storage.record(.invalid(storage.count, encoder.form.depthProblem, at: encoder.levels.codingPath(of: nestedNode)))
-        }
-        appendPending(.unkeyed(nested))
-        return UnkeyedContainer(encoder: encoder, storage: nested, node: nestedNode)
-    }
-
-    mutating func superEncoder() -> any Encoder {
-        let superEncoder = encoder.makeSuperEncoder(at: node, step: .index(storage.count), existing: nil)
-        appendPending(.encoder(superEncoder))
-        return superEncoder
     }
 }

@@ -80,9 +80,11 @@ extension UserDefaults {
     /// in this process); and changes other processes make to the suite, once each, with
     /// the value the suite holds when it is read (two quick changes may arrive as one):
     /// on Linux any change of the suite's file (package writes and Foundation's
-    /// `synchronize()` alike), on Apple platforms the package's writes. Not seen: plain
+    /// `synchronize()` alike), on Apple platforms the package's writes and, for keys
+    /// without a dot, other code's writes (key-value observing). Not seen: plain
     /// `set(_:forKey:)`/`removeObject(forKey:)` calls on Linux until they are
-    /// synchronized, and, on Apple platforms, plain writes of other processes. See
+    /// synchronized, and, on Apple platforms, other code's writes in other processes to
+    /// keys with a dot. See
     /// <doc:TypedKeysWrapperAndObservation> for the delays.
     ///
     /// With `initial` (the default, as for `updates(for:initial:)`), `handler` is first
