@@ -343,6 +343,7 @@ final class ChildProcess {
     private let process = Process()
     private let output = Pipe()
     private var buffered = Data()
+    private var isKilled = false
 
     init(_ name: String, _ arguments: [String]) throws {
         process.executableURL = try builtExecutable(name)
@@ -365,8 +366,11 @@ final class ChildProcess {
         }
     }
 
-    /// Kills the child at once and waits for it to be gone.
+    /// Kills the child at once and waits for it to be gone; once (waiting again for a
+    /// process already gone makes Foundation leak a weak reference).
     func kill() {
+        guard !isKilled else { return }
+        isKilled = true
         #if canImport(Glibc)
         Glibc.kill(process.processIdentifier, SIGKILL)
         #else
