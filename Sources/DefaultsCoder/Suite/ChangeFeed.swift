@@ -52,10 +52,32 @@ final class ChangeFeed: @unchecked Sendable {
         /// How many changes of each key were published: a reader that finds the count
         /// moved across its read may have read the value from before a change.
         var counts: [String: UInt64] = [:]
+        /// The value last published for each key listened to: a recheck hands on only
+        /// the keys whose value differs, so that its cost grows with the keys that
+        /// changed, not with the observers of others.
+        var published: [String: Published] = [:]
         var queue: [Event] = []
         var first = 0
         var isDelivering = false
         var external: (any ExternalChangesToken)?
+    }
+
+    /// A key's value as last published: absent, or a tree.
+    private enum Published {
+        case absent
+        case value(Any)
+
+        init(_ stored: Any?) {
+            self = stored.map { .value($0) } ?? .absent
+        }
+
+        func isSame(as stored: Any?) -> Bool {
+            switch (self, stored) {
+            case (.absent, nil): return true
+            case (.value(let value), let stored?): return plistEqual(value, stored)
+            default: return false
+            }
+        }
     }
 
     private let state = Locked(State())
@@ -99,7 +121,10 @@ final class ChangeFeed: @unchecked Sendable {
         let (isEmpty, stop): (Bool, (any ExternalChangesToken)?) = state.withLock { state in
             for key in Array(state.subscribers.keys) {
                 state.subscribers[key]?[id] = nil
-                if state.subscribers[key]?.isEmpty == true { state.subscribers[key] = nil }
+                if state.subscribers[key]?.isEmpty == true {
+                    state.subscribers[key] = nil
+                    state.published[key] = nil
+                }
             }
             guard state.subscribers.isEmpty else { return (false, nil) }
             defer { state.external = nil }
@@ -128,7 +153,12 @@ final class ChangeFeed: @unchecked Sendable {
     /// Tells `subscriber` where it stands, in order with the changes: what a reader of
     /// the key read (`stored`), so that the next change is measured against it.
     func rebase(_ subscriber: any ChangeSubscriber, key: String, stored: Any?) {
-        state.withLock { $0.queue.append(.rebase(subscriber, KeyChange(key: key, stored: stored, isSilent: true))) }
+        state.withLock { state in
+            state.queue.append(.rebase(subscriber, KeyChange(key: key, stored: stored, isSilent: true)))
+            // The reader may stand where nothing was published (a plain set): the next
+            // recheck hands the key on whatever it finds.
+            state.published[key] = nil
+        }
         drain()
     }
 
@@ -149,12 +179,15 @@ final class ChangeFeed: @unchecked Sendable {
             let stored = tree != nil && arguments[key] == nil ? tree : defaults.object(forKey: key)
             return KeyChange(key: key, stored: stored, isSilent: silent)
         }
-        state.withLock { state in state.queue += changes.map(Event.change) }
+        state.withLock { state in
+            for change in changes { state.published[change.key] = Published(change.stored) }
+            state.queue += changes.map(Event.change)
+        }
     }
 
-    /// Reads the keys subscribers listen to, under the suite's lock, and publishes each:
-    /// after a change this process did not make through the package (Foundation's
-    /// announcement, another process). Subscribers report the ones that differ.
+    /// Reads the keys subscribers listen to, under the suite's lock, and publishes those
+    /// whose value differs from the one last published: after a change this process did
+    /// not make through the package (Foundation's announcement, another process).
     func recheck(through defaults: UserDefaults? = nil, reload: Bool = false) {
         guard let defaults = defaults ?? anyObject() else { return }
         backend.withProcessLock {
@@ -165,9 +198,13 @@ final class ChangeFeed: @unchecked Sendable {
             // only when told.
             if reload { defaults.synchronize() }
             #endif
-            let changes = keys.map { KeyChange(key: $0, stored: defaults.object(forKey: $0), isSilent: false) }
+            let read = keys.map { KeyChange(key: $0, stored: defaults.object(forKey: $0), isSilent: false) }
             state.withLock { state in
-                for change in changes { state.counts[change.key, default: 0] &+= 1 }
+                let changes = read.filter { state.published[$0.key]?.isSame(as: $0.stored) != true }
+                for change in changes {
+                    state.counts[change.key, default: 0] &+= 1
+                    state.published[change.key] = Published(change.stored)
+                }
                 state.queue += changes.map(Event.change)
             }
         }

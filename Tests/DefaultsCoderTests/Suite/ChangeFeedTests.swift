@@ -121,6 +121,27 @@ struct ChangeFeedTests {
         for (earlier, later) in zip(changes, changes.dropFirst()) { #expect(earlier[1] == later[0]) }
     }
 
+    @Test("a recheck hands on only the keys that changed: observers of the others decode nothing")
+    func recheckCostsOnlyChangedKeys() throws {
+        let suite = TestSuite()
+        let prefix = uniqueKey("bystander")
+        let bystanders = (0..<50).map { DefaultsKey<CountedDecode>("\(prefix).\($0)", default: CountedDecode(value: 0)) }
+        for key in bystanders { try suite.defaults.write(CountedDecode(value: 1), to: key) }
+        let changed = DefaultsKey<Int>(uniqueKey("changed"), default: 0)
+        let heard = Recorded<Int>()
+        let observations = bystanders.map { suite.defaults.observe($0, initial: false) { _, _ in } }
+        let watcher = suite.defaults.observe(changed, initial: false) { _, new in heard.append(new) }
+        // The first recheck learns every key's value; after it, only changes count.
+        DefaultsSuite.of(suite.defaults).feed.recheck()
+        CountedDecode.count.withLock { $0[prefix] = 0 }
+        suite.defaults.set(7, forKey: changed.name)
+        DefaultsSuite.of(suite.defaults).feed.recheck()
+        #expect(heard.values == [7])
+        #expect(CountedDecode.count.withLock { $0[prefix] ?? 0 } == 0)
+        for observation in observations { observation.cancel() }
+        watcher.cancel()
+    }
+
     @Test("a change another process makes while nothing observes starts nothing; observing afterwards reads it")
     func nothingRunsUnobserved() async throws {
         let suite = TestSuite()
@@ -134,5 +155,26 @@ struct ChangeFeedTests {
         let again = suite.defaults.observe(key) { _, new in first.append(new) }
         #expect(first.values == [4])
         again.cancel()
+    }
+}
+
+/// A value that counts its decodings, by the prefix of the key it is read for.
+private struct CountedDecode: Codable, Sendable, Equatable {
+    static let count = Locked<[String: Int]>([:])
+    var value: Int
+
+    init(value: Int) {
+        self.value = value
+    }
+
+    init(from decoder: any Decoder) throws {
+        value = try Int(from: decoder)
+        Self.count.withLock { counts in
+            for prefix in counts.keys { counts[prefix, default: 0] += 1 }
+        }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        try value.encode(to: encoder)
     }
 }
