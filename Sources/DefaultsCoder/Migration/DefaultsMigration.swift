@@ -30,7 +30,7 @@ public struct DefaultsMigration: Sendable {
     public let steps: [Step]
 
     /// The key the suite's version is recorded under, unless `migrate` is told another.
-    public static let versionKey = "DefaultsCoder.version"
+    public static let versionKey = DefaultsSuite.versionRecordKey
 
     /// A migration to `version`.
     ///

@@ -36,10 +36,14 @@ final class DefaultsSuite: @unchecked Sendable {
     /// Each suite, by its file's path or its name.
     private static let byIdentity = Locked<[String: DefaultsSuite]>([:])
 
+    /// The key the migration version is recorded under unless a migration says another
+    /// (`DefaultsMigration.versionKey`, which the layer above names).
+    static let versionRecordKey = "DefaultsCoder.version"
+
     /// The keys that hold records of the package's own, which `resetAll()` keeps: the
     /// migration version record, under its default key and under every key a migration
     /// in this process recorded it.
-    static let recordKeys = Locked<Set<String>>(["DefaultsCoder.version"])
+    static let recordKeys = Locked<Set<String>>([versionRecordKey])
 
     /// Whether the package's writes on this task or thread go unannounced
     /// (`UserDefaults.withoutAnnouncing`).
