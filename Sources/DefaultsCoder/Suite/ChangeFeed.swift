@@ -166,15 +166,15 @@ final class ChangeFeed: @unchecked Sendable {
 
     /// Publishes the values of keys a package write just wrote; called under the suite's
     /// lock, right after the write, so that changes queue in the order they reached the
-    /// suite. `read` gives what reading a key back gives, for keys whose written tree is
-    /// not what a read gives (a removal, a launch argument).
-    func publish(written: [(key: String, tree: Any?)], through defaults: UserDefaults, silent: Bool) {
+    /// suite. A key whose written tree is not what a read gives — a removal (a
+    /// registered default may show), a key `arguments` (the launch arguments) hides — is
+    /// read back instead.
+    func publish(written: [(key: String, tree: Any?)], through defaults: UserDefaults, arguments: [String: Any], silent: Bool) {
         let listened = state.withLock { state in
             for change in written { state.counts[change.key, default: 0] &+= 1 }
             return state.subscribers.isEmpty ? [] : written.filter { state.subscribers[$0.key] != nil }
         }
         guard !listened.isEmpty else { return }
-        let arguments = defaults.volatileDomain(forName: UserDefaults.argumentDomain)
         let changes = listened.map { key, tree in
             let stored = tree != nil && arguments[key] == nil ? tree : defaults.object(forKey: key)
             return KeyChange(key: key, stored: stored, isSilent: silent)

@@ -177,7 +177,7 @@ final class DefaultsSuite: @unchecked Sendable {
         var values = Values(domains: zip(objects, suites).map { Values.Domain(defaults: $0, suite: $1) })
         let silent = isSilenced || !announcing
         let locked = suites.sorted { $0.backend.identity < $1.backend.identity }.map(\.backend)
-        let (result, written) = try withLocks(on: locked[...]) { () throws -> (R, [Values.Domain]) in
+        let (result, written) = try withLocks(on: locked[...]) { () throws -> (R, [(Values.Domain, arguments: [String: Any])]) in
             for domain in values.domains {
                 let (backend, defaults) = (domain.suite.backend, domain.defaults)
                 if backend.readsBeforeChanging {
@@ -188,20 +188,24 @@ final class DefaultsSuite: @unchecked Sendable {
                 }
             }
             let result = try body(&values)
-            var written: [Values.Domain] = []
+            var written: [(Values.Domain, arguments: [String: Any])] = []
             for domain in values.domains.reversed() where !domain.order.isEmpty {
                 try domain.suite.backend.write(domain.changes, order: domain.order, over: domain.stored.values, through: domain.defaults)
+                // Launch arguments hide what was written: read once, for the feed and the
+                // report both.
+                let arguments = domain.defaults.volatileDomain(forName: UserDefaults.argumentDomain)
                 // Published under the lock: changes queue in the order they reached the suite.
-                domain.suite.feed.publish(written: domain.order.map { ($0, domain.changes[$0]!) }, through: domain.defaults, silent: silent)
-                written.append(domain)
+                domain.suite.feed.publish(
+                    written: domain.order.map { ($0, domain.changes[$0]!) }, through: domain.defaults, arguments: arguments, silent: silent)
+                written.append((domain, arguments))
             }
             return (result, written)
         }
-        for domain in written {
+        for (domain, arguments) in written {
             domain.suite.feed.drain()
             if !silent { for key in domain.order { domain.suite.postNotification(forKey: key) } }
             ExternalChanges.announce(domain.suite.backend)
-            reportLaunchArgumentOverrides(domain)
+            reportLaunchArgumentOverrides(domain, arguments: arguments)
         }
         return result
     }
@@ -227,8 +231,7 @@ final class DefaultsSuite: @unchecked Sendable {
 
     /// Reports each key a change wrote or removed that a launch argument hides in this
     /// process: reads go on giving the argument either way.
-    private static func reportLaunchArgumentOverrides(_ domain: Values.Domain) {
-        let arguments = domain.defaults.volatileDomain(forName: UserDefaults.argumentDomain)
+    private static func reportLaunchArgumentOverrides(_ domain: Values.Domain, arguments: [String: Any]) {
         guard !arguments.isEmpty else { return }
         for key in domain.order {
             guard let argument = arguments[key] else { continue }
