@@ -21,17 +21,17 @@ final class KeyTracking: Sendable {
     /// Tells the Observation framework that the value for `key` in `store` was read.
     /// Registers a read of `key` with the tracking in progress, if any: `stored` is what
     /// the reader got, and the next change is measured against it. A change the suite's
-    /// feed published since `changesBefore` (`ChangeFeed.changeCount(of:)`) fires at
-    /// once for the trackings already installed: the reader may have read the value
-    /// before it. (The tracking in progress is installed only when its reading body
-    /// returns, and hears nothing before then: the wrapper reads again instead, while
-    /// changes are published during its read.)
-    func access<Value>(_ key: DefaultsKey<Value>, in store: UserDefaults, read stored: Any?, changesBefore: UInt64) {
+    /// `feed` (the store's suite's) published since `changesBefore`
+    /// (`ChangeFeed.changeCount(of:)`) fires at once for the trackings already installed:
+    /// the reader may have read the value before it. (The tracking in progress is
+    /// installed only when its reading body returns, and hears nothing before then: the
+    /// wrapper reads again instead, while changes are published during its read.)
+    func access<Value>(_ key: DefaultsKey<Value>, in store: UserDefaults, feed: ChangeFeed, read stored: Any?, changesBefore: UInt64) {
         #if canImport(Observation)
         if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
             let tracker = tracker(for: key, in: store)
             tracker.access(key: key.name, read: stored)
-            if DefaultsSuite.of(store).feed.changeCount(of: key.name) != changesBefore { tracker.changed() }
+            if feed.changeCount(of: key.name) != changesBefore { tracker.changed() }
         }
         #endif
     }

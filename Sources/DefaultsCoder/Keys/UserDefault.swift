@@ -87,7 +87,7 @@ public struct UserDefault<Value: Codable & Sendable>: @unchecked Sendable {
                 let value = store.valueReportingFailure(for: key, stored: stored)
                 let now = feed.changeCount(of: key.name)
                 if now == changes || rereads == 3 {
-                    tracking.access(key, in: store, read: stored, changesBefore: changes)
+                    tracking.access(key, in: store, feed: feed, read: stored, changesBefore: changes)
                     return value
                 }
                 (changes, rereads) = (now, rereads + 1)
