@@ -96,6 +96,9 @@ final class SuiteFile: @unchecked Sendable {
     /// remembered too: Foundation on Linux leaks a little on every failed parse.)
     private let known = Locked<Snapshot?>(nil)
 
+    /// The mode the file had when the package last wrote or emptied it.
+    private let mode = Locked<mode_t?>(nil)
+
     /// When a read last looked for a problem with the file, and what it found.
     private let lastLook = Locked<(time: Int64, problem: UnreadableDefaultsFile?)?>(nil)
 
@@ -121,9 +124,17 @@ final class SuiteFile: @unchecked Sendable {
         }
     }
 
+    /// The lock file every process running this package takes, and the file a write's
+    /// new contents go to before the rename: next to the suite's file.
+    private let lockPath: String
+    private let temporaryPath: String
+
     private init(path: String) {
         self.path = path
-        self.url = URL(fileURLWithPath: path)
+        let url = URL(fileURLWithPath: path)
+        self.url = url
+        lockPath = Self.sibling(of: path, ".lock")
+        temporaryPath = Self.sibling(of: path, ".defaultscoder-new")
     }
 
     // MARK: - Lock
@@ -131,15 +142,15 @@ final class SuiteFile: @unchecked Sendable {
     /// Runs `body` holding this process's turn and an exclusive `flock(2)` on `FILE.lock`
     /// next to the file, which every process running this package takes before writing.
     func withLock<R>(_ body: () throws -> R) throws -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        if lockDepth == 0 { try lockAcrossProcesses() }
-        lockDepth += 1
-        defer {
-            lockDepth -= 1
-            if lockDepth == 0 { unlockAcrossProcesses() }
+        try withProcessLock {
+            if lockDepth == 0 { try lockAcrossProcesses() }
+            lockDepth += 1
+            defer {
+                lockDepth -= 1
+                if lockDepth == 0 { unlockAcrossProcesses() }
+            }
+            return try body()
         }
-        return try body()
     }
 
     /// Runs `body` holding this process's turn only, without the `flock(2)`.
@@ -156,7 +167,6 @@ final class SuiteFile: @unchecked Sendable {
     /// opened (a clean-up of `~/.config`) is let go of and the path opened again, so that
     /// every process locks the same file.
     private func lockAcrossProcesses() throws {
-        let lockPath = sibling(".lock")
         while true {
             if lockDescriptor < 0 {
                 var descriptor = open(lockPath, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
@@ -321,7 +331,7 @@ final class SuiteFile: @unchecked Sendable {
         }
         var existing = stat()
         let exists = stat(path, &existing) == 0
-        let temporary = sibling(".defaultscoder-new")
+        let temporary = temporaryPath
         // A new file each time (O_EXCL), so that its mode is the one asked for: one
         // that a killed write left behind is removed first.
         let flags = O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC
@@ -356,21 +366,18 @@ final class SuiteFile: @unchecked Sendable {
         mode.withLock { $0 = wanted }
         // Stamped after the rename, which changes the change time; and only when the
         // file there is still this write's.
-        var renamed = stat()
-        let stamped = identified && stat(path, &renamed) == 0 && renamed.st_ino == written.st_ino && renamed.st_dev == written.st_dev
-        known.withLock { $0 = stamped ? Snapshot(Stamp(renamed), .success(values)) : nil }
+        let renamed = identified ? stamp() : nil
+        let stamped = renamed.flatMap { $0.inode == UInt64(written.st_ino) && $0.device == UInt64(written.st_dev) ? $0 : nil }
+        known.withLock { $0 = stamped.map { Snapshot($0, .success(values)) } }
         lastLook.withLock { $0 = nil }
     }
 
-    /// The mode the file had when the package last wrote or emptied it.
-    private let mode = Locked<mode_t?>(nil)
-
-    /// A file next to the suite's: `NAME.plist` and `suffix`, or, where that name would
+    /// A file next to the one at `path`: its name and `suffix`, or, where that name would
     /// be longer than a file name may be (`NAME_MAX`), a short name made from a hash of
     /// the path, the same in every process.
-    private func sibling(_ suffix: String) -> String {
-        let name = url.lastPathComponent + suffix
-        guard name.utf8.count > 255 else { return path + suffix }
+    private static func sibling(of path: String, _ suffix: String) -> String {
+        let url = URL(fileURLWithPath: path)
+        guard (url.lastPathComponent + suffix).utf8.count > 255 else { return path + suffix }
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in path.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
         return url.deletingLastPathComponent().appendingPathComponent(".defaultscoder-\(String(hash, radix: 16))\(suffix)").path
