@@ -206,12 +206,14 @@ final class StoredEncodingForm: EncodingForm, Sendable {
         #endif
     }
 
+    #if !canImport(Darwin)
     /// The whole-second dates a `<date>` keeps on Linux: from the first whole year after
     /// the Gregorian reform on. Before the reform the XML writer and Foundation's reader
     /// convert calendar dates differently and read back days away (the test of dates of
     /// every era shows it); such a date is written as its seconds instead, as a date with
     /// a fraction is.
     private static let wholeSecondDates = -13_190_860_800.0..<60_000_000_000.0
+    #endif
 
     /// An absolute URL as its string; any other in the keyed form `URL`'s own `Codable`
     /// writes, which keeps the base and is read back by `URL.init(from:)`.

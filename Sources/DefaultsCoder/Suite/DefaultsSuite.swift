@@ -2,8 +2,8 @@
 // typed key's write or reset, the subscript and `@UserDefault`, `register`, a
 // migration, moving an unreadable file aside — goes through `DefaultsSuite.change`, which checks
 // the keys, takes the suite's lock, reads its own values through its backend (the file
-// on Linux, preferences on Apple platforms), writes them, counts the write and announces
-// it, once, in that order. No other file writes to a suite.
+// on Linux, preferences on Apple platforms), writes them, publishes the change to the
+// suite's feed and announces it, once, in that order. No other file writes to a suite.
 
 import Foundation
 
@@ -214,13 +214,6 @@ final class DefaultsSuite: @unchecked Sendable {
     fileprivate final class StoredValues {
         var load: () -> [String: Any] = { [:] }
         private(set) lazy var values: [String: Any] = load()
-    }
-
-    /// Moves the suite's unreadable file aside, under the suite's lock.
-    ///
-    /// - Returns: Where the file went, or `nil` when there is no unreadable file.
-    func moveUnreadableFileAside(of defaults: UserDefaults) throws -> URL? {
-        try backend.moveUnreadableFileAside(of: defaults)
     }
 
     /// Runs `body` holding each backend's lock in turn, in the order given.

@@ -43,7 +43,7 @@ protocol SuiteBackend: AnyObject, Sendable {
     /// Why the suite's storage cannot be read, or `nil` when it can.
     func unreadableFile() -> UnreadableDefaultsFile?
 
-    /// Moves an unreadable file aside; `nil` when there is none.
+    /// Moves an unreadable file aside, under the suite's lock; `nil` when there is none.
     func moveUnreadableFileAside(of defaults: UserDefaults) throws -> URL?
 }
 

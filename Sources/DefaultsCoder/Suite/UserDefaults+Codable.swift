@@ -107,7 +107,7 @@ extension UserDefaults {
     /// - Throws: `DefaultsSuiteError` when the file cannot be moved.
     @discardableResult
     public func moveUnreadableFileAside() throws -> URL? {
-        try DefaultsSuite.of(self).moveUnreadableFileAside(of: self)
+        try DefaultsSuite.of(self).backend.moveUnreadableFileAside(of: self)
     }
 
     /// Called when a key is absent: an unreadable file reads as an empty suite, so say
