@@ -60,6 +60,12 @@ final class ChangeFeed: @unchecked Sendable {
         var first = 0
         var isDelivering = false
         var external: (any ExternalChangesToken)?
+
+        /// Queues `changes`, each the value now last published for its key.
+        mutating func append(_ changes: [KeyChange]) {
+            for change in changes { published[change.key] = Published(change.stored) }
+            queue += changes.map(Event.change)
+        }
     }
 
     /// A key's value as last published: absent, or a tree.
@@ -179,10 +185,7 @@ final class ChangeFeed: @unchecked Sendable {
             let stored = tree != nil && arguments[key] == nil ? tree : defaults.object(forKey: key)
             return KeyChange(key: key, stored: stored, isSilent: silent)
         }
-        state.withLock { state in
-            for change in changes { state.published[change.key] = Published(change.stored) }
-            state.queue += changes.map(Event.change)
-        }
+        state.withLock { $0.append(changes) }
     }
 
     /// Reads the keys subscribers listen to, under the suite's lock, and publishes those
@@ -201,11 +204,8 @@ final class ChangeFeed: @unchecked Sendable {
             let read = keys.map { KeyChange(key: $0, stored: defaults.object(forKey: $0), isSilent: false) }
             state.withLock { state in
                 let changes = read.filter { state.published[$0.key]?.isSame(as: $0.stored) != true }
-                for change in changes {
-                    state.counts[change.key, default: 0] &+= 1
-                    state.published[change.key] = Published(change.stored)
-                }
-                state.queue += changes.map(Event.change)
+                for change in changes { state.counts[change.key, default: 0] &+= 1 }
+                state.append(changes)
             }
         }
         drain()
