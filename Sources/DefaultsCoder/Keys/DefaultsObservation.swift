@@ -17,12 +17,12 @@ import Foundation
 public final class DefaultsObservation: Sendable {
     /// The observer of one key, and the feed it listens to; `nil` for an observation of
     /// several keys.
-    private let observer: (any ChangeSubscriber & Cancellable)?
+    private let observer: (any StoppableObserver)?
     private let feed: ChangeFeed?
     /// The observations of several keys, cancelled together.
     private let parts: [DefaultsObservation]
 
-    fileprivate init(observer: any ChangeSubscriber & Cancellable, feed: ChangeFeed) {
+    fileprivate init(observer: any StoppableObserver, feed: ChangeFeed) {
         self.observer = observer
         self.feed = feed
         self.parts = []
@@ -200,14 +200,14 @@ extension UserDefaults {
 
 // MARK: - Machinery
 
-/// An observer that can be told to stop reporting.
-protocol Cancellable: AnyObject {
+/// An observer of the feed that can be told to stop reporting.
+fileprivate protocol StoppableObserver: ChangeSubscriber {
     func cancel()
 }
 
 /// One observation of one key: the feed hands it each change of its key, one at a time,
 /// and it reports those that differ from what it last had.
-private final class KeyObserver<Value: Codable & Sendable>: ChangeSubscriber, Cancellable, @unchecked Sendable {
+private final class KeyObserver<Value: Codable & Sendable>: StoppableObserver, @unchecked Sendable {
     // `defaults` is thread-safe; the mutable state is behind `last`.
     private let defaults: UserDefaults
     private let key: DefaultsKey<Value>
