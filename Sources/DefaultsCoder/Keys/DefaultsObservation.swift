@@ -201,7 +201,7 @@ extension UserDefaults {
 // MARK: - Machinery
 
 /// An observer of the feed that can be told to stop reporting.
-fileprivate protocol StoppableObserver: ChangeSubscriber {
+private protocol StoppableObserver: ChangeSubscriber {
     func cancel()
 }
 
