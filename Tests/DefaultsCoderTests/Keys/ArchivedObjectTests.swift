@@ -5,6 +5,10 @@ import Testing
 
 @testable import DefaultsCoder
 
+#if canImport(AppKit)
+import AppKit
+#endif
+
 @Suite("ArchivedObject")
 struct ArchivedObjectTests {
     @Test("a secure-coding object goes through a typed key, the wrapper and observation")
@@ -52,4 +56,18 @@ struct ArchivedObjectTests {
         suite.defaults.set(data, forKey: name)
         #expect(throws: DecodingError.self) { try suite.defaults.read(DefaultsKey<ArchivedObject<NSUUID>?>(name)) }
     }
+
+    #if canImport(AppKit)
+    // Apple's secure unarchiver also allows the classes an archived root decodes itself
+    // (the color space inside an `NSColor`), which a check of the archive's class names
+    // alone refused. Runs where AppKit is: the macOS job of the GitHub workflow.
+    @Test("an archived color reads back as the color, its color space and all")
+    func colorOnMac() throws {
+        let suite = TestSuite()
+        let key = DefaultsKey<ArchivedObject<NSColor>?>(uniqueKey("accent"))
+        let color = NSColor(srgbRed: 0.2, green: 0.4, blue: 0.6, alpha: 1)
+        try suite.defaults.write(ArchivedObject(color), to: key)
+        #expect(try suite.defaults.read(key) == ArchivedObject(color))
+    }
+    #endif
 }
