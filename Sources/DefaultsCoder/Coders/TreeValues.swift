@@ -96,3 +96,41 @@ func isPassedThrough(_ type: Any.Type) -> Bool {
         || type == PrimitiveDictionaries.strings || type == PrimitiveDictionaries.ints || type == PrimitiveDictionaries.doubles
         || type == PrimitiveDictionaries.bools
 }
+
+// MARK: - Classifying a value
+
+/// What a value of a property-list tree is: the one place a walk of a tree tells its
+/// values apart, so that every walk (the file's writer, the stored form, comparisons,
+/// `PropertyListValue`) agrees on what is a number, a `Bool` or a dictionary.
+enum PropertyListNode {
+    case string(String)
+    /// A number or a `Bool`, told apart by `classifyNumber`.
+    case number(NumberValue)
+    case date(Date)
+    case data(Data)
+    case dictionary([String: Any])
+    case array([Any])
+
+    /// `value` classified, through any `Optional` around it; `nil` for `nil` and for a
+    /// value of no property-list type.
+    init?(_ value: Any) {
+        guard let value = flattenOptional(value) else { return nil }
+        if let string = exactCast(value, to: String.self) {
+            self = .string(string)
+        } else if let number = classifyNumber(value) {
+            self = .number(number)
+        } else if let dictionary = exactCast(value, to: [String: Any].self) ?? (isDictionary(value) ? value as? [String: Any] : nil) {
+            self = .dictionary(dictionary)
+        } else if let array = exactCast(value, to: [Any].self) ?? (isArray(value) ? value as? [Any] : nil) {
+            self = .array(array)
+        } else if let string = value as? String {
+            self = .string(string)
+        } else if let date = value as? Date {
+            self = .date(date)
+        } else if let data = value as? Data {
+            self = .data(data)
+        } else {
+            return nil
+        }
+    }
+}

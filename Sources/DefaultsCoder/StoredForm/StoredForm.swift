@@ -19,7 +19,7 @@ import Foundation
 /// | a string that begins with U+FDD0 or U+FEFF | one more U+FDD0 in front |
 /// | `URL` | its absolute string; a relative URL, or one with a base, in the keyed form of `URL`'s `Codable` |
 /// | `Int8` … `UInt64`, `Int128` and `UInt128` that fit, `Float` | `Int` (`UInt64` above `Int64.max`), `Double` |
-/// | `Date` with a fraction of a second, on Linux | its `timeIntervalSinceReferenceDate` |
+/// | `Date` with a fraction of a second, or beyond years -9999…9999, on Linux | its `timeIntervalSinceReferenceDate` |
 ///
 /// U+FDD0 is a Unicode noncharacter, set aside for a program's internal use: Swift does
 /// not even accept it in a string literal. Strings that begin with it are the only
@@ -206,14 +206,11 @@ final class StoredEncodingForm: EncodingForm, Sendable {
         #endif
     }
 
-    #if !canImport(Darwin)
-    /// The whole-second dates a `<date>` keeps on Linux: from the first whole year after
-    /// the Gregorian reform on. Before the reform the XML writer and Foundation's reader
-    /// convert calendar dates differently and read back days away (the test of dates of
-    /// every era shows it); such a date is written as its seconds instead, as a date with
-    /// a fraction is.
-    private static let wholeSecondDates = -13_190_860_800.0..<60_000_000_000.0
-    #endif
+    /// The whole-second dates a `<date>` of a suite's file keeps on Linux: years -9999
+    /// through 9999, which the package's writer writes in the proleptic Gregorian
+    /// calendar Foundation's readers read (`PropertyListXML`). Others are written as
+    /// their seconds, as a date with a fraction is.
+    static let wholeSecondDates = -378_683_424_000.0..<252_423_993_600.0
 
     /// An absolute URL as its string; any other in the keyed form `URL`'s own `Codable`
     /// writes, which keeps the base and is read back by `URL.init(from:)`.

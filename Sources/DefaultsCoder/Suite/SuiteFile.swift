@@ -110,9 +110,12 @@ final class SuiteFile: @unchecked Sendable {
         let stamp: Stamp
         let values: [String: Any]
         let problem: UnreadableDefaultsFile?
+        /// The file's top-level entries as written, when it is XML the scan reads.
+        let entries: [PropertyListXML.Entry]?
 
-        init(_ stamp: Stamp, _ contents: Result<[String: Any], UnreadableDefaultsFile>) {
+        init(_ stamp: Stamp, _ contents: Result<[String: Any], UnreadableDefaultsFile>, entries: [PropertyListXML.Entry]? = nil) {
             self.stamp = stamp
+            self.entries = entries
             switch contents {
             case .success(let values): (self.values, self.problem) = (values, nil)
             case .failure(let problem): (self.values, self.problem) = ([:], problem)
@@ -272,9 +275,9 @@ final class SuiteFile: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(2)
         var pause: UInt32 = 1_000
         while true {
-            let result = parse()
+            let (result, entries) = parse()
             guard case .failure = result else {
-                known.withLock { $0 = Snapshot(found, result) }
+                known.withLock { $0 = Snapshot(found, result, entries: entries) }
                 return result
             }
             usleep(pause)
@@ -289,14 +292,16 @@ final class SuiteFile: @unchecked Sendable {
         }
     }
 
-    private func parse() -> Result<[String: Any], UnreadableDefaultsFile> {
+    /// The file's values, and its entries as written (`PropertyListXML.entries`).
+    private func parse() -> (Result<[String: Any], UnreadableDefaultsFile>, [PropertyListXML.Entry]?) {
         do {
             let data = try Data(contentsOf: url)
-            return .success(try PropertyListReader.dictionary(from: data))
+            let values = try PropertyListReader.dictionary(from: data)
+            return (.success(values), PropertyListXML.entries(in: data))
         } catch let problem as PropertyListReader.Problem {
-            return .failure(UnreadableDefaultsFile(url: url, reason: problem.reason))
+            return (.failure(UnreadableDefaultsFile(url: url, reason: problem.reason)), nil)
         } catch {
-            return .failure(UnreadableDefaultsFile(url: url, reason: (error as NSError).localizedDescription))
+            return (.failure(UnreadableDefaultsFile(url: url, reason: (error as NSError).localizedDescription)), nil)
         }
     }
 
@@ -308,13 +313,21 @@ final class SuiteFile: @unchecked Sendable {
 
     // MARK: - Writing
 
-    /// Replaces the file with `values` in one rename: the new contents go to a file next
-    /// to it, with the old file's mode (and owner, where the process may set it), which
-    /// is then renamed over it. A process killed at any instant leaves the old file or
-    /// the new one. An empty suite has no file, as Foundation leaves it. Call it holding
-    /// `withLock`.
-    func replace(with values: [String: Any]) throws {
-        if values.isEmpty {
+    /// Replaces the file, `changes` made to it, in one rename: the new contents go to a
+    /// file next to it, with the old file's mode (and owner, where the process may set
+    /// it), which is then renamed over it. A process killed at any instant leaves the old
+    /// file or the new one. An empty suite has no file, as Foundation leaves it. Call it
+    /// holding `withLock`.
+    ///
+    /// The entries a change does not touch are copied as the file holds them, byte for
+    /// byte (`PropertyListXML`): a key is replaced only by the same key, scalar for
+    /// scalar, so keys that Swift's `String` takes for one stay two, as Foundation's own
+    /// writer keeps them.
+    func replace(applying changes: [String: Any?], order: [String], over stored: [String: Any]) throws {
+        var values = stored
+        for key in order { values[key] = changes[key]! }
+        let entries = Self.entries(of: values, applying: changes, order: order, over: currentEntries())
+        if entries.isEmpty {
             // The mode stays for the next write: a suite emptied and written again keeps it.
             var existing = stat()
             if stat(path, &existing) == 0 { mode.withLock { $0 = existing.st_mode & 0o7777 } }
@@ -325,9 +338,9 @@ final class SuiteFile: @unchecked Sendable {
         }
         let data: Data
         do {
-            data = try Self.encoder.encode(PropertyListTree(values))
+            data = try PropertyListXML.document(entries)
         } catch {
-            throw DefaultsSuiteError(operation: .write, path: path, reason: "\(error)")
+            throw DefaultsSuiteError(operation: .write, path: path, reason: error.description)
         }
         var existing = stat()
         let exists = stat(path, &existing) == 0
@@ -368,8 +381,42 @@ final class SuiteFile: @unchecked Sendable {
         // file there is still this write's.
         let renamed = identified ? stamp() : nil
         let stamped = renamed.flatMap { $0.inode == UInt64(written.st_ino) && $0.device == UInt64(written.st_dev) ? $0 : nil }
-        known.withLock { $0 = stamped.map { Snapshot($0, .success(values)) } }
+        known.withLock { $0 = stamped.map { Snapshot($0, .success(values), entries: entries) } }
         lastLook.withLock { $0 = nil }
+    }
+
+    /// The file's entries as last read, when the file is still as read then.
+    private func currentEntries() -> [PropertyListXML.Entry]? {
+        guard let last = known.withLock({ $0 }), let now = stamp(), last.stamp == now else { return nil }
+        return last.entries
+    }
+
+    /// The entries of the new file: the file's own, each key the change names replaced
+    /// in place or removed, and new keys after them in the order they were changed; or,
+    /// when the file's entries are not known, `values` anew.
+    private static func entries(
+        of values: [String: Any], applying changes: [String: Any?], order: [String], over file: [PropertyListXML.Entry]?
+    ) -> [PropertyListXML.Entry] {
+        guard let file else {
+            return values.keys.sorted().map { PropertyListXML.Entry(key: $0, value: .tree(values[$0]!)) }
+        }
+        var changed: [[UInt8]: Any?] = [:]
+        for key in order { changed[Array(key.utf8)] = changes[key]! }
+        var entries: [PropertyListXML.Entry] = []
+        entries.reserveCapacity(file.count + order.count)
+        var placed = Set<[UInt8]>()
+        for entry in file {
+            let key = Array(entry.key.utf8)
+            guard let change = changed[key] else {
+                entries.append(entry)
+                continue
+            }
+            if placed.insert(key).inserted, let tree = change { entries.append(.init(key: entry.key, value: .tree(tree))) }
+        }
+        for key in order where placed.insert(Array(key.utf8)).inserted {
+            if let tree = changes[key]! { entries.append(.init(key: key, value: .tree(tree))) }
+        }
+        return entries
     }
 
     /// A file next to the one at `path`: its name and `suffix`, or, where that name would
@@ -386,18 +433,6 @@ final class SuiteFile: @unchecked Sendable {
     /// The process's user and group, which new files get.
     private static let user = geteuid()
     private static let group = getegid()
-
-    /// Writes the suite's XML. Foundation's `PropertyListEncoder`, not
-    /// `PropertyListSerialization`: on Linux the latter copies its result into a `Data`
-    /// byte by byte, which cost more than the rest of a write (`Benchmarks/README.md`).
-    /// The two write the same XML but for the digits of a `<real>`: the encoder writes
-    /// the shortest text that reads back to the same `Double` (`0.1`), Foundation 17
-    /// digits (`0.10000000000000001`).
-    private static let encoder: PropertyListEncoder = {
-        let encoder = PropertyListEncoder()
-        encoder.outputFormat = .xml
-        return encoder
-    }()
 
     private static func writeAll(_ data: Data, to descriptor: Int32) -> Int32 {
         data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) -> Int32 in
@@ -462,8 +497,7 @@ extension SuiteFile: SuiteBackend {
         // lock through its read and write), so a file changed since the rename is read
         // again, and the change made again if it was lost.
         for _ in 0..<8 {
-            for key in order { stored[key] = changes[key]! }
-            try replace(with: stored)
+            try replace(applying: changes, order: order, over: stored)
             // Nothing is unsaved now (the change began with `synchronize()`), so this
             // only empties Foundation's cache: the next read loads the new file.
             defaults.synchronize()
@@ -513,60 +547,4 @@ extension SuiteFile: SuiteBackend {
     }
 }
 
-/// A property-list tree as `PropertyListEncoder` writes it: each value as the property
-/// list type it is, numbers told apart exactly (`classifyNumber`), so that a `Bool` stays
-/// a `<true/>` and an integer an `<integer>`, whatever Foundation bridged them to.
-private struct PropertyListTree: Encodable {
-    let value: Any
-
-    init(_ value: Any) {
-        self.value = value
-    }
-
-    private struct Key: CodingKey {
-        let stringValue: String
-        var intValue: Int? { nil }
-        init(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        if let string = value as? String {
-            var container = encoder.singleValueContainer()
-            return try container.encode(string)
-        }
-        if let number = classifyNumber(value) {
-            var container = encoder.singleValueContainer()
-            switch number {
-            case .bool(let bool): return try container.encode(bool)
-            case .signed(let int, _): return try container.encode(int)
-            case .unsigned(let uint, _): return try container.encode(uint)
-            case .double(let double): return try container.encode(double)
-            case .float(let float): return try container.encode(Double(float))
-            case .decimal, .wide:
-                throw EncodingError.invalidValue(value, EncodingError.Context(codingPath: encoder.codingPath, debugDescription: "not a property list number"))
-            }
-        }
-        if let date = value as? Date {
-            var container = encoder.singleValueContainer()
-            return try container.encode(date)
-        }
-        if let data = value as? Data {
-            var container = encoder.singleValueContainer()
-            return try container.encode(data)
-        }
-        if let dictionary = value as? [String: Any] {
-            var container = encoder.container(keyedBy: Key.self)
-            for (key, element) in dictionary { try container.encode(PropertyListTree(element), forKey: Key(stringValue: key)) }
-            return
-        }
-        if let array = value as? [Any] {
-            var container = encoder.unkeyedContainer()
-            for element in array { try container.encode(PropertyListTree(element)) }
-            return
-        }
-        throw EncodingError.invalidValue(
-            value, EncodingError.Context(codingPath: encoder.codingPath, debugDescription: "\(type(of: value)) is not a property list value"))
-    }
-}
 #endif
