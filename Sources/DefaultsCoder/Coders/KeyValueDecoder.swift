@@ -238,7 +238,14 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
         }
         // The tree as it is: `init(from:)` can only try kinds in turn, and would read a
         // whole double as an integer.
-        if T.self == PropertyListValue.self, let plist = PropertyListValue(form.plain(value)) { return sameType(plist, as: T.self) }
+        // Under the same nesting limit and stack guard as every value: one too deep for
+        // them goes the long way, which throws where it is too deep.
+        if T.self == PropertyListValue.self,
+            let plist = PropertyListValue.make(
+                value, containersLeft: NestingGuard.maximumContainers - (parent?.depth ?? 0), nesting: &nesting, reading: form.plain)
+        {
+            return sameType(plist, as: T.self)
+        }
         if form.unwrapsOptionals, let optional = type as? any UnwrappableOptional.Type {
             return try optional.unbox(form.unwrap(value), decoder: self, parent: parent, step: step()) as! T
         }
@@ -414,7 +421,7 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
     private func unboxDate(_ value: Any, parent: CodingPathNode?, step: @autoclosure () -> PathStep?) throws -> Date {
         switch options.dateDecodingStrategy {
         case .date:
-            if let date = cast(value, to: Date.self) { return date }
+            if let date = cast(value, to: Date.self) ?? form.date(value) { return date }
             if let number = classifyNumber(value), !number.isBool, let seconds = number.exactDouble {
                 return Date(timeIntervalSinceReferenceDate: seconds)
             }

@@ -335,6 +335,14 @@ final class EncoderImpl: Encoder, SingleValueEncodingContainer {
         single = value
     }
 
+    /// A `PropertyListValue`'s date: as any date, but one the form would write as a
+    /// number is marked as a date, since a `PropertyListValue` reads a number back as
+    /// `.double`.
+    func encodeKeptDate(_ date: Date) throws {
+        guard case .date = options.dateEncodingStrategy else { return try encode(date) }
+        setSingle(form.keptDate(date))
+    }
+
     func encodeNil() throws { setSingle(nil) }
     func encode(_ value: Bool) throws { setSingle(value) }
     func encode(_ value: String) throws { setSingle(string(value)) }

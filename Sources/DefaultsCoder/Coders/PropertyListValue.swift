@@ -18,8 +18,12 @@ import Foundation
 public enum PropertyListValue: Sendable, Hashable {
     /// A string.
     case string(String)
-    /// An integer.
+    /// An integer up to `Int.max`.
     case integer(Int)
+    /// An integer above `Int.max`, which only an unsigned 64-bit integer holds
+    /// (`UInt64.max`, as a suite keeps it). An integer that `Int` holds is always
+    /// `.integer`.
+    case unsignedInteger(UInt64)
     /// A floating-point number.
     case double(Double)
     /// A Boolean.
@@ -35,52 +39,68 @@ public enum PropertyListValue: Sendable, Hashable {
 
     /// The value of an `Any` tree as the coders and `UserDefaults` hand one over, or `nil`
     /// when the tree holds something a property list cannot (`nil`, a `URL`, a set, a
-    /// number wider than 64 bits).
+    /// number wider than 64 bits) or is nested deeper than 512 containers, or than the
+    /// running thread's stack allows.
     ///
     /// - Parameter tree: A tree of strings, numbers, `Bool`s, dates, data, arrays and
     ///   dictionaries with string keys.
     public init?(_ tree: Any) {
-        guard let value = flattenOptional(tree) else { return nil }
-        if let string = value as? String {
-            self = .string(string)
-            return
+        var nesting = NestingGuard()
+        guard let value = Self.make(tree, containersLeft: NestingGuard.maximumContainers, nesting: &nesting, reading: { $0 }) else {
+            return nil
         }
-        if let number = classifyNumber(value) {
+        self = value
+    }
+
+    /// The value of `tree`, each string leaf first read by `reading` (a form's plain
+    /// value: a stored decimal, date or wide integer); `nil` for what a property list
+    /// cannot hold, or for a tree nested deeper than `containersLeft` or than `nesting`
+    /// lets the stack go.
+    static func make(_ tree: Any, containersLeft: Int, nesting: inout NestingGuard, reading: (Any) -> Any) -> PropertyListValue? {
+        var node = PropertyListNode(tree)
+        if case .string? = node { node = PropertyListNode(reading(tree)) }
+        switch node {
+        case .string(let string)?: return .string(string)
+        case .number(let number)?:
             switch number {
-            case .bool(let bool): self = .bool(bool)
-            case .signed(let int, _):
-                guard let int = Int(exactly: int) else { return nil }
-                self = .integer(int)
-            case .unsigned(let uint, _):
-                guard let int = Int(exactly: uint) else { return nil }
-                self = .integer(int)
-            case .double(let double): self = .double(double)
-            case .float(let float): self = .double(Double(float))
+            case .bool(let bool): return .bool(bool)
+            case .signed(let int, _): return Int(exactly: int).map(PropertyListValue.integer)
+            case .unsigned(let uint, _): return Int(exactly: uint).map(PropertyListValue.integer) ?? .unsignedInteger(uint)
+            case .double(let double): return .double(double)
+            case .float(let float): return .double(Double(float))
             case .decimal, .wide: return nil
             }
-            return
-        }
-        if let date = value as? Date {
-            self = .date(date)
-        } else if let data = value as? Data {
-            self = .data(data)
-        } else if let dictionary = value as? [String: Any] {
+        case .date(let date)?: return .date(date)
+        case .data(let data)?: return .data(data)
+        case .dictionary(let dictionary)?:
+            guard containersLeft > 0 else { return nil }
+            if nesting.enter() != nil {
+                nesting.leave()
+                return nil
+            }
+            defer { nesting.leave() }
             var values: [String: PropertyListValue] = [:]
             values.reserveCapacity(dictionary.count)
             for (key, element) in dictionary {
-                guard let element = PropertyListValue(element) else { return nil }
+                guard let element = make(element, containersLeft: containersLeft - 1, nesting: &nesting, reading: reading) else { return nil }
                 values[key] = element
             }
-            self = .dictionary(values)
-        } else if let array = value as? [Any] {
+            return .dictionary(values)
+        case .array(let array)?:
+            guard containersLeft > 0 else { return nil }
+            if nesting.enter() != nil {
+                nesting.leave()
+                return nil
+            }
+            defer { nesting.leave() }
             var values: [PropertyListValue] = []
             values.reserveCapacity(array.count)
             for element in array {
-                guard let element = PropertyListValue(element) else { return nil }
+                guard let element = make(element, containersLeft: containersLeft - 1, nesting: &nesting, reading: reading) else { return nil }
                 values.append(element)
             }
-            self = .array(values)
-        } else {
+            return .array(values)
+        case nil:
             return nil
         }
     }
@@ -90,6 +110,7 @@ public enum PropertyListValue: Sendable, Hashable {
         switch self {
         case .string(let string): return string
         case .integer(let int): return int
+        case .unsignedInteger(let uint): return uint
         case .double(let double): return double
         case .bool(let bool): return bool
         case .date(let date): return date
@@ -118,6 +139,7 @@ public enum PropertyListValue: Sendable, Hashable {
         switch self {
         case .double(let value): return value
         case .integer(let value): return Double(exactly: value)
+        case .unsignedInteger(let value): return Double(exactly: value)
         default: return nil
         }
     }
@@ -177,10 +199,13 @@ extension PropertyListValue: Codable {
     /// - Parameter encoder: The encoder to write to.
     /// - Throws: What the encoder throws.
     public func encode(to encoder: any Encoder) throws {
+        // A date that the stored form writes as a number is marked as a date there.
+        if case .date(let date) = self, let encoder = encoder as? EncoderImpl { return try encoder.encodeKeptDate(date) }
         var container = encoder.singleValueContainer()
         switch self {
         case .string(let value): try container.encode(value)
         case .integer(let value): try container.encode(value)
+        case .unsignedInteger(let value): try container.encode(value)
         case .double(let value): try container.encode(value)
         case .bool(let value): try container.encode(value)
         case .date(let value): try container.encode(value)
@@ -194,24 +219,46 @@ extension PropertyListValue: Codable {
     /// value what it is: a `Bool` before a number, an integer before a double, an array
     /// before bytes (an array of small integers could read as `Data`).
     ///
+    /// A decoder that reads a whole real as an integer too (Foundation's) cannot say
+    /// which of the two it holds, so a whole `.double` read this way comes back as
+    /// `.integer` — but `-0.0`, which no integer is, stays a double. `KeyValueDecoder`,
+    /// and this package's reads of legacy `.propertyList` blobs, read the tree itself
+    /// and keep every kind.
+    ///
     /// - Parameter decoder: The decoder to read from.
     /// - Throws: `DecodingError.typeMismatch` when the value is none of the kinds.
     public init(from decoder: any Decoder) throws {
+        if let tree = decoder.userInfo[.propertyListTree], let node = Self.node(in: tree, at: decoder.codingPath), let value = PropertyListValue(node) {
+            self = value
+            return
+        }
         let container = try decoder.singleValueContainer()
         if let value = try? container.decode(Bool.self) {
             self = .bool(value)
         } else if let value = try? container.decode(Int.self) {
-            self = .integer(value)
+            if value == 0, let double = try? container.decode(Double.self), double.sign == .minus {
+                self = .double(double)
+            } else {
+                self = .integer(value)
+            }
+        } else if let value = try? container.decode(UInt64.self) {
+            self = .unsignedInteger(value)
         } else if let value = try? container.decode(Double.self) {
             self = .double(value)
         } else if let value = try? container.decode(String.self) {
             self = .string(value)
         } else if let value = try? container.decode(Date.self) {
             self = .date(value)
-        } else if let value = try? container.decode([PropertyListValue].self) {
-            self = .array(value)
-        } else if let value = try? container.decode([String: PropertyListValue].self) {
-            self = .dictionary(value)
+        } else if var elements = try? decoder.unkeyedContainer() {
+            // Through the containers, so that an element's own error (nested too deep)
+            // is thrown as it is rather than taken for another kind.
+            var values: [PropertyListValue] = []
+            while !elements.isAtEnd { values.append(try elements.decode(PropertyListValue.self)) }
+            self = .array(values)
+        } else if let entries = try? decoder.container(keyedBy: KeyValueCodingKey.self) {
+            var values: [String: PropertyListValue] = [:]
+            for key in entries.allKeys { values[key.stringValue] = try entries.decode(PropertyListValue.self, forKey: key) }
+            self = .dictionary(values)
         } else if let value = try? container.decode(Data.self) {
             self = .data(value)
         } else {
@@ -220,6 +267,32 @@ extension PropertyListValue: Codable {
                 DecodingError.Context(codingPath: decoder.codingPath, debugDescription: "Expected a property-list value at \(messagePath(decoder.codingPath))"))
         }
     }
+}
+
+extension PropertyListValue {
+    /// The value at `path` in `tree`: keys of dictionaries, indexes of arrays.
+    fileprivate static func node(in tree: Any, at path: [any CodingKey]) -> Any? {
+        var node = tree
+        for key in path {
+            switch PropertyListNode(node) {
+            case .dictionary(let dictionary)?:
+                guard let next = dictionary[key.stringValue] else { return nil }
+                node = next
+            case .array(let array)?:
+                guard let index = key.intValue, array.indices.contains(index) else { return nil }
+                node = array[index]
+            default:
+                return nil
+            }
+        }
+        return node
+    }
+}
+
+extension CodingUserInfoKey {
+    /// The tree a foreign decoder (`PropertyListDecoder`) reads, set by this package
+    /// where it has one, so that a `PropertyListValue` in it reads the kind it was.
+    static let propertyListTree = CodingUserInfoKey(rawValue: "DefaultsCoder.propertyListTree")!
 }
 
 // MARK: - Literals

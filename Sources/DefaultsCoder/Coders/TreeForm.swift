@@ -37,6 +37,9 @@ protocol EncodingForm: AnyObject {
     func float(_ value: Float) -> Any
     /// A `Date` under the `.date` strategy.
     func date(_ value: Date) -> Any
+    /// A `Date` that must read back as a date, never as a number: a
+    /// `PropertyListValue`'s, which reads a number as `.double`.
+    func keptDate(_ value: Date) -> Any
     /// A `URL` under the `.url` strategy, `depth` containers deep.
     func url(_ value: URL, depth: Int, path: () -> [any CodingKey]) throws -> Any
     func decimal(_ value: Decimal, path: () -> [any CodingKey]) throws -> Any
@@ -70,6 +73,8 @@ protocol DecodingForm {
     func number(_ value: Any) -> NumberValue?
     /// The URL a string stands for, under the `.url` strategy.
     func url(_ string: String) -> URL?
+    /// The date a value that is not a `Date` stands for (`keptDate`), or `nil`.
+    func date(_ value: Any) -> Date?
     /// The plain tree of `value`, for a `.custom` strategy closure.
     func plain(_ value: Any) -> Any
     /// What `value` is, for error messages.
@@ -113,6 +118,7 @@ final class PlainEncodingForm: EncodingForm, @unchecked Sendable {
     @inline(__always) func integer<T: FixedWidthInteger>(_ value: T) -> Any { value }
     @inline(__always) func float(_ value: Float) -> Any { value }
     @inline(__always) func date(_ value: Date) -> Any { value }
+    func keptDate(_ value: Date) -> Any { value }
     func url(_ value: URL, depth: Int, path: () -> [any CodingKey]) throws -> Any { value }
     func decimal(_ value: Decimal, path: () -> [any CodingKey]) throws -> Any { value }
     func custom(_ value: Any, depth: Int, path: () -> [any CodingKey]) throws -> Any { value }
@@ -138,6 +144,7 @@ struct PlainDecodingForm: DecodingForm {
         return url
     }
 
+    func date(_ value: Any) -> Date? { nil }
     func plain(_ value: Any) -> Any { value }
     func describe(_ value: Any) -> FoundValue { isNull(value) ? .null : .describing(value) }
 }

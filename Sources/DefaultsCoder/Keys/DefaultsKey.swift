@@ -227,7 +227,10 @@ public enum LegacyFormat: Sendable, Equatable {
             return try JSONDecoder().decode(Value.self, from: data)
         case .propertyList:
             guard let data = object as? Data else { return nil }
-            return try PropertyListDecoder().decodeChecked(Value.self, from: data)
+            let decoder = PropertyListDecoder()
+            // The tree too, so that a `PropertyListValue` in it keeps its kind.
+            decoder.userInfo[.propertyListTree] = try? PropertyListReader.propertyList(from: data)
+            return try decoder.decodeChecked(Value.self, from: data)
         case .jsonString:
             guard let string = object as? String else { return nil }
             return try JSONDecoder().decode(Value.self, from: Data(string.utf8))

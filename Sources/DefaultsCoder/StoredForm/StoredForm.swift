@@ -44,6 +44,7 @@ enum StoredForm {
     static let null = prefix + "null"
     static let decimalPrefix = prefix + "decimal:"
     static let integerPrefix = prefix + "integer:"
+    static let datePrefix = prefix + "date:"
 
     /// Containers a stored value may sit in: the suite's file adds its own dictionary,
     /// and Foundation's XML reader refuses more than 512 levels (measured on Linux; the
@@ -66,6 +67,9 @@ enum StoredForm {
         case decimal(Decimal)
         /// An integer wider than 64 bits, as its exact text.
         case integer(String)
+        /// A date that a `<date>` cannot keep, written where a number would read back
+        /// as one (`StoredEncodingForm.keptDate`).
+        case date(Date)
     }
 
     /// A `nil`: `wrapped` levels of `Optional.some` around `Optional.none`, or around a
@@ -123,6 +127,9 @@ enum StoredForm {
         if let null = NilMarker(parsing: body) { return .optional(null) }
         if body.hasPrefix("decimal:"), let decimal = Decimal(strictString: String(body.dropFirst(8))) {
             return .decimal(decimal)
+        }
+        if body.hasPrefix("date:"), let seconds = Double(String(body.dropFirst(5))), !seconds.isNaN {
+            return .date(Date(timeIntervalSinceReferenceDate: seconds))
         }
         if body.hasPrefix("integer:") {
             let digits = body.dropFirst(8)
@@ -204,6 +211,15 @@ final class StoredEncodingForm: EncodingForm, Sendable {
         }
         return seconds
         #endif
+    }
+
+    /// A date as `date(_:)` writes it, but a date written as its seconds is marked as
+    /// a date (`"\u{FDD0}date:"` and the seconds' shortest exact text), so that what
+    /// reads any value reads it back as a date.
+    func keptDate(_ value: Date) -> Any {
+        let stored = date(value)
+        guard !(stored is Date) else { return stored }
+        return StoredForm.datePrefix + String(value.timeIntervalSinceReferenceDate)
     }
 
     /// The whole-second dates a `<date>` of a suite's file keeps on Linux: years -9999
@@ -363,12 +379,18 @@ struct StoredDecodingForm: DecodingForm {
         return nil
     }
 
+    func date(_ value: Any) -> Date? {
+        guard let string = cast(value, to: String.self), case .date(let date) = StoredForm.read(string) else { return nil }
+        return date
+    }
+
     func plain(_ value: Any) -> Any {
         guard let value = flattenOptional(value) else { return Optional<Any>.none as Any }
         if let string = value as? String {
             switch StoredForm.read(string) {
             case .string(let text): return text
             case .optional: return Optional<Any>.none as Any
+            case .date(let date): return date
             case .decimal(let decimal): return decimal
             case .integer(let digits): return plainNumber(Self.wideInteger(digits))
             }
@@ -385,6 +407,7 @@ struct StoredDecodingForm: DecodingForm {
             case .optional: return .null
             case .decimal: return .value(Decimal.self)
             case .integer: return .value(Int.self)
+            case .date: return .value(Date.self)
             }
         }
         return flattenOptional(value) == nil ? .null : .describing(value)

@@ -319,6 +319,10 @@ struct StoredFormTests {
         (StoredForm.integerPrefix + "-170141183460469231731687303715884105728", "integer -170141183460469231731687303715884105728"),
         (StoredForm.integerPrefix + "12a", "string"),
         (StoredForm.integerPrefix + "-", "string"),
+        (StoredForm.datePrefix + "0.5", "date 0.5"),
+        (StoredForm.datePrefix + "-1e+12", "date -1000000000000.0"),
+        (StoredForm.datePrefix + "nan", "string"),
+        (StoredForm.datePrefix + "x", "string"),
     ]
 
     @Test("reading the reserved forms", arguments: reservedRows)
@@ -328,6 +332,7 @@ struct StoredFormTests {
         case .optional(let marker): #expect(expected == "nil \(marker.wrapped) \(marker.isExplicitNull ? "null" : "none")")
         case .decimal(let decimal): #expect(expected == "decimal \(decimal)")
         case .integer(let digits): #expect(expected == "integer \(digits)")
+        case .date(let date): #expect(expected == "date \(date.timeIntervalSinceReferenceDate)")
         }
     }
 }
