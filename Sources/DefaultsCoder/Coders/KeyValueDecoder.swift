@@ -220,6 +220,12 @@ private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
         if T.self == URL.self, let url = try unboxURL(value, parent: parent, step: step()) { return sameType(url, as: T.self) }
         if T.self == Data.self, let data = try unboxData(value, parent: parent, step: step()) { return sameType(data, as: T.self) }
         if T.self == Decimal.self { return sameType(try unboxDecimal(value, parent: parent, step: step()), as: T.self) }
+        #if !((os(macOS) || targetEnvironment(macCatalyst)) && arch(x86_64))
+        // `Float16.init(from:)` rounds the `Float` it reads: read here, exactly.
+        if T.self == Float16.self {
+            return sameType(try unboxNumber(value, parent: parent, step: step()) { $0.exactFloat16 }, as: T.self)
+        }
+        #endif
         // Arrays and String-keyed dictionaries of primitives that are already of the
         // exact Swift type pass through whole (no NSNumber bridging: a Bool must not
         // become a number).

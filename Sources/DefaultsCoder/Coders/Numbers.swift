@@ -16,6 +16,10 @@ enum NumberValue {
     case decimal(Decimal)
     /// An integer outside the 64-bit ranges (an `Int128` or `UInt128`), as exact text.
     case wide(String, type: Any.Type)
+    /// A number written as decimal text (a launch argument, `NumberText`), converted to
+    /// each type exactly from its digits: no `Decimal` on the way, which keeps 38
+    /// digits and exponents of ±127 only.
+    case text(String)
 
     /// The type the number was stored as, for error messages.
     var type: Any.Type {
@@ -26,6 +30,8 @@ enum NumberValue {
         case .float: return Float.self
         case .decimal: return Decimal.self
         case .wide(_, let type): return type
+        // A decimal number, as its errors say.
+        case .text: return Decimal.self
         }
     }
 
@@ -132,7 +138,17 @@ extension NumberValue {
             return double
         case .wide(let digits, _):
             return wideExactDouble(digits)
+        case .text(let text):
+            return Self.exactly(Double.self, text)
         }
+    }
+
+    /// The binary floating-point number `text` names: the nearest one, when its
+    /// shortest decimal form is the text's value to the last digit (`"0.1"`, `"1e200"`,
+    /// `"5e-324"`), else `nil` (`"0.123456789"` as a `Float`, `"65519"` as a `Float16`).
+    private static func exactly<F: BinaryFloatingPoint & LosslessStringConvertible>(_: F.Type, _ text: String) -> F? {
+        guard let value = F(text), value.isFinite, let digits = DecimalDigits(text), DecimalDigits("\(value)") == digits else { return nil }
+        return value
     }
 
     /// The value as a `Float`, if one represents it exactly, or if the `Float`'s
@@ -141,6 +157,7 @@ extension NumberValue {
     var exactFloat: Float? {
         switch self {
         case .float(let float): return float
+        case .text(let text): return Self.exactly(Float.self, text)
         default:
             guard let double = exactDouble else { return nil }
             if double.isNaN { return .nan }
@@ -150,6 +167,19 @@ extension NumberValue {
             return float
         }
     }
+
+    #if !((os(macOS) || targetEnvironment(macCatalyst)) && arch(x86_64))
+    /// The value as a `Float16`, by the rule of `exactFloat`.
+    var exactFloat16: Float16? {
+        if case .text(let text) = self { return Self.exactly(Float16.self, text) }
+        guard let double = exactDouble else { return nil }
+        if double.isNaN { return .nan }
+        if let half = Float16(exactly: double) { return half }
+        let half = Float16(double)
+        guard half.isFinite, Double("\(half)") == double else { return nil }
+        return half
+    }
+    #endif
 
     /// The value as a `Decimal`: integers exactly; binary floating point by its
     /// shortest decimal form (`0.1` becomes `0.1`).
@@ -168,6 +198,9 @@ extension NumberValue {
         case .wide(let digits, _):
             // A Decimal keeps 38 digits: longer integers are not exact.
             guard let decimal = Decimal(strictString: digits), decimal.canonicalString == digits else { return nil }
+            return decimal
+        case .text(let text):
+            guard let decimal = Decimal(strictString: text), DecimalDigits(decimal.canonicalString) == DecimalDigits(text) else { return nil }
             return decimal
         }
     }
@@ -196,6 +229,10 @@ extension NumberValue {
             if let whole = T(digits) { return whole }
             if case .clamping = strategy { return digits.hasPrefix("-") ? T.min : T.max }
             return nil
+        case .text(let text):
+            if let whole = DecimalDigits(text)?.integerText.flatMap(T.init) { return whole }
+            if case .exact = strategy { return nil }
+            return Self.integer(T.self, fromDouble: Double(text) ?? .nan, strategy: strategy)
         }
     }
 
@@ -219,6 +256,68 @@ extension NumberValue {
 }
 
 // MARK: - Decimal text
+
+/// A number written as decimal text, kept as text until a type is asked of it: how a
+/// launch argument reads (`LaunchArgument`), exactly for every number type.
+struct NumberText {
+    let text: String
+}
+
+/// A decimal number in lowest terms: its sign, its significant digits without leading or
+/// trailing zeros, and the power of ten of the last one. Two texts name the same number
+/// exactly when their digits are equal (`"1e3"`, `"1000"` and `"1000.0"`).
+struct DecimalDigits: Equatable {
+    var isNegative: Bool
+    var digits: [UInt8]
+    var exponent: Int
+
+    /// Reads the grammar of `Decimal(strictString:)`, and the forms Swift prints a
+    /// floating-point number in (`"1e+200"`); `nil` for anything else.
+    init?(_ text: String) {
+        var bytes = Substring(text).utf8[...]
+        isNegative = bytes.first == UInt8(ascii: "-")
+        if bytes.first == UInt8(ascii: "-") || bytes.first == UInt8(ascii: "+") { bytes = bytes.dropFirst() }
+        var mantissa: [UInt8] = []
+        var fractionDigits = 0
+        var seenPoint = false
+        while let byte = bytes.first {
+            if byte == UInt8(ascii: "."), !seenPoint {
+                seenPoint = true
+            } else if (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) {
+                mantissa.append(byte)
+                if seenPoint { fractionDigits += 1 }
+            } else {
+                break
+            }
+            bytes = bytes.dropFirst()
+        }
+        guard !mantissa.isEmpty else { return nil }
+        var power = 0
+        if let marker = bytes.first, marker == UInt8(ascii: "e") || marker == UInt8(ascii: "E") {
+            bytes = bytes.dropFirst()
+            let negative = bytes.first == UInt8(ascii: "-")
+            if bytes.first == UInt8(ascii: "-") || bytes.first == UInt8(ascii: "+") { bytes = bytes.dropFirst() }
+            guard !bytes.isEmpty, bytes.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
+            // Beyond any number type either way: kept in range, still told apart.
+            let magnitude = Int(String(decoding: bytes.prefix(9), as: UTF8.self))! + (bytes.count > 9 ? 1_000_000_000 : 0)
+            power = negative ? -magnitude : magnitude
+            bytes = bytes[bytes.endIndex...]
+        }
+        guard bytes.isEmpty else { return nil }
+        let significant = mantissa.drop { $0 == UInt8(ascii: "0") }
+        let trailing = significant.reversed().prefix { $0 == UInt8(ascii: "0") }.count
+        digits = Array(significant.dropLast(trailing))
+        exponent = digits.isEmpty ? 0 : power - fractionDigits + trailing
+    }
+
+    /// The number as integer text (`"-1000"`), when it is a whole number of at most 40
+    /// digits; `nil` otherwise.
+    var integerText: String? {
+        if digits.isEmpty { return "0" }
+        guard exponent >= 0, digits.count + exponent <= 40 else { return nil }
+        return (isNegative ? "-" : "") + String(decoding: digits, as: UTF8.self) + String(repeating: "0", count: exponent)
+    }
+}
 
 extension Decimal {
     /// Parses the whole of `string` as a decimal number, or returns `nil`.

@@ -68,7 +68,7 @@ public enum PropertyListValue: Sendable, Hashable {
             case .unsigned(let uint, _): return Int(exactly: uint).map(PropertyListValue.integer) ?? .unsignedInteger(uint)
             case .double(let double): return .double(double)
             case .float(let float): return .double(Double(float))
-            case .decimal, .wide: return nil
+            case .decimal, .wide, .text: return nil
             }
         case .date(let date)?: return .date(date)
         case .data(let data)?: return .data(data)

@@ -273,6 +273,7 @@ final class StoredEncodingForm: EncodingForm, Sendable {
             case .float(let float): return Double(float)
             case .decimal(let decimal): return try self.decimal(decimal, path: path)
             case .wide(let digits, _): return StoredForm.integerPrefix + digits
+            case .text(let text): return StoredForm.escape(text)
             }
         }
         if let date = value as? Date { return self.date(date) }
@@ -352,6 +353,7 @@ struct StoredDecodingForm: DecodingForm {
     }
 
     func number(_ value: Any) -> NumberValue? {
+        if let text = exactCast(value, to: NumberText.self) { return .text(text.text) }
         guard let string = cast(value, to: String.self), case .integer(let digits) = StoredForm.read(string) else { return nil }
         return Self.wideInteger(digits)
     }
@@ -484,7 +486,7 @@ extension KeyValueDecoder {
             for reading in LaunchArgument.readings(of: string) {
                 do {
                     return try decode(type, from: reading, form: StoredDecodingForm())
-                } catch let other as DecodingError where Self.isTopLevelMismatch(other) && !(reading is Decimal && Self.isExactness(other)) {
+                } catch let other as DecodingError where Self.isTopLevelMismatch(other) && !(reading is NumberText && Self.isExactness(other)) {
                     continue
                 } catch {
                     // The string is a number of the wrong size or exactness: say so.
@@ -515,13 +517,14 @@ extension KeyValueDecoder {
 /// `double(forKey:)` read them. At the top of a stored value, a string that does not
 /// decode as it is is read the same way, but strictly: `"YES"`, `"no"`, `"true"`, `"1"`
 /// are booleans; a whole number in the grammar of `Decimal(strictString:)` (`"42"`,
-/// `"-2.5"`, `"1e3"`) is a number, under the decoder's exactness rules; `"other"`,
-/// `"1e"` and `" 2"` are neither and still throw.
+/// `"-2.5"`, `"1e3"`) is a number, read from its digits exactly as each type asks
+/// (`NumberText`: `"1e200"` a `Double`, 39 digits a `UInt128`), under the decoder's
+/// exactness rules; `"other"`, `"1e"` and `" 2"` are neither and still throw.
 enum LaunchArgument {
     /// The values `string` may stand for, the number first.
     static func readings(of string: String) -> [Any] {
         var readings: [Any] = []
-        if let number = Decimal(strictString: string) { readings.append(number) }
+        if Decimal.isNumberText(string.utf8) { readings.append(NumberText(text: string)) }
         switch string.lowercased() {
         case "yes", "true", "1": readings.append(true)
         case "no", "false", "0": readings.append(false)

@@ -72,7 +72,7 @@ enum PropertyListXML {
             case .unsigned(let uint, _): appendElement("integer", text: String(uint), to: &out)
             case .double(let double): appendElement("real", text: real(double), to: &out)
             case .float(let float): appendElement("real", text: real(Double(float)), to: &out)
-            case .decimal, .wide: throw Unwritable(path: path(), found: "\(number.type)")
+            case .decimal, .wide, .text: throw Unwritable(path: path(), found: "\(number.type)")
             }
         case .date(let date)?:
             guard let text = dateText(date) else { throw Unwritable(path: path(), found: "Date \(date.timeIntervalSinceReferenceDate)") }

@@ -295,6 +295,62 @@ struct UserDefaultsCodableTests {
         #expect(debugDescription(of: nested) == "Expected Bool at SELF.flag, found String")
     }
 
+    /// A launch argument's number read as a type: its value's text, or the error.
+    static func launchReading<T: Decodable>(_ type: T.Type, _ string: String) -> String {
+        do {
+            return "\(try KeyValueDecoder().decodeFromUserDefaults(type, from: string))"
+        } catch {
+            return debugDescription(of: error) ?? "\(error)"
+        }
+    }
+
+    static let exactLaunchRows: [(String, String, String)] = [
+        // Past Decimal's exponents, which refused them.
+        ("Double", "1e200", "1e+200"), ("Double", "1e-200", "1e-200"), ("Double", "1e308", "1e+308"),
+        ("Double", "5e-324", "5e-324"), ("Double", "-0", "-0.0"), ("Double", "1e309", "Decimal at SELF, cannot be exactly represented by Double"),
+        ("Double", "0.30000000000000004", "0.30000000000000004"),
+        ("Double", "0.3000000000000000444", "Decimal at SELF, cannot be exactly represented by Double"),
+        // Past Decimal's 38 digits, which rounded them.
+        ("UInt64", "18446744073709551615", "18446744073709551615"), ("Int64", "-9223372036854775808", "-9223372036854775808"),
+        ("Int64", "9223372036854775808", "Decimal at SELF, cannot be exactly represented by Int64"),
+        ("Int", "1e3", "1000"), ("Int", "12.50e1", "125"), ("Int", "1e40", "Decimal at SELF, cannot be exactly represented by Int"),
+        ("Float", "0.1", "0.1"), ("Float", "16777217", "Decimal at SELF, cannot be exactly represented by Float"),
+        ("Float", "0.123456789", "Decimal at SELF, cannot be exactly represented by Float"),
+    ]
+
+    @Test("a launch argument's number reads exactly as every number type, with no Decimal on the way", arguments: exactLaunchRows)
+    func exactLaunchNumbers(type: String, string: String, expected: String) {
+        switch type {
+        case "Double": #expect(Self.launchReading(Double.self, string) == expected)
+        case "Float": #expect(Self.launchReading(Float.self, string) == expected)
+        case "UInt64": #expect(Self.launchReading(UInt64.self, string) == expected)
+        case "Int64": #expect(Self.launchReading(Int64.self, string) == expected)
+        default: #expect(Self.launchReading(Int.self, string) == expected)
+        }
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("128-bit integers from launch arguments keep every digit")
+    func wideLaunchNumbers() {
+        #expect(Self.launchReading(UInt128.self, "340282366920938463463374607431768211455") == "340282366920938463463374607431768211455")
+        #expect(Self.launchReading(Int128.self, "-170141183460469231731687303715884105728") == "-170141183460469231731687303715884105728")
+        #expect(Self.launchReading(UInt128.self, "340282366920938463463374607431768211456") == "Decimal at SELF, cannot be exactly represented by UInt128")
+        #expect(Self.launchReading(Int128.self, "1e38") == "100000000000000000000000000000000000000")
+    }
+
+    #if !((os(macOS) || targetEnvironment(macCatalyst)) && arch(x86_64))
+    @Test("a Float16 reads only a number it holds, from a launch argument and from a stored number")
+    func float16Exactness() throws {
+        #expect(Self.launchReading(Float16.self, "65504") == "65504.0")
+        #expect(Self.launchReading(Float16.self, "0.1") == "0.1")
+        #expect(Self.launchReading(Float16.self, "65519") == "Decimal at SELF, cannot be exactly represented by Float16")
+        #expect(Self.launchReading(Float16.self, "1.00048828125") == "Decimal at SELF, cannot be exactly represented by Float16")
+        let stored = caught(DecodingError.self) { try KeyValueDecoder().decode(Float16.self, from: 65519.0) }
+        #expect(debugDescription(of: stored) == "Double at SELF, cannot be exactly represented by Float16")
+        #expect(try KeyValueDecoder().decode(Float16.self, from: 0.5) == 0.5)
+    }
+    #endif
+
     @Test("launch arguments reach a new process as strings, and read as what they spell")
     func launchArguments() async throws {
         let keys = ["flag", "off", "count", "ratio", "path", "home", "other"]
