@@ -447,6 +447,10 @@ final class EncoderImpl: Encoder, SingleValueEncodingContainer {
 
     /// Runs `value.encode(to:)` with this encoder one level down, and flattens what it wrote.
     private func boxEncodable<T: Encodable>(_ value: T, parent: CodingPathNode?, step: consuming PathStep?) throws -> Any? {
+        // The value being encoded was already misused (a container past the depth
+        // limit): going on into its children would recurse until the stack ends, and
+        // report a reference cycle as the stack's fault rather than the nesting's.
+        if let misuse { throw EncodingError.invalid(value, misuse, at: codingPath) }
         try nesting.enter { EncodingError.tooDeep(value, $0, in: levels, at: parent, step) }
         // The levels this value's containers push are dropped once it is flattened.
         let height = levels.height

@@ -80,7 +80,7 @@ struct NestingGuardTests {
         }
     }
 
-    @Test("a reference cycle throws, on the main stack and on a 512 KiB one", arguments: [0, 512 * 1024])
+    @Test("a reference cycle throws, as nesting past the limit on a stack of the main thread's size, and on a 512 KiB one", arguments: [0, 512 * 1024])
     func cycle(stackSize: Int) async {
         let outcome = await onThread(stackSize: stackSize == 0 ? 8 << 20 : stackSize) {
             let cyclic = Cyclic()
@@ -92,7 +92,14 @@ struct NestingGuardTests {
             Issue.record("a cycle encoded")
             return
         }
-        #expect(message.hasPrefix("Nesting deeper than 512 levels") || message.hasPrefix("Nesting too deep for the stack"), "\(message.prefix(80))")
+        if stackSize == 0 {
+            // A stack of the main thread's size reaches the nesting limit first: a cycle
+            // is reported as nesting, 512 levels deep, not as the stack's end.
+            #expect(message.hasPrefix("Nesting deeper than 512 levels"), "\(message.prefix(80))")
+            #expect(message.hasSuffix("(512 deep)"), "\(message.suffix(80))")
+        } else {
+            #expect(message.hasPrefix("Nesting deeper than 512 levels") || message.hasPrefix("Nesting too deep for the stack"), "\(message.prefix(80))")
+        }
         // The path is bounded: its first and last steps and its depth.
         #expect(message.count < 200, "\(message.prefix(300))")
         #expect(message.hasSuffix(" deep)"), "\(message.suffix(80))")
