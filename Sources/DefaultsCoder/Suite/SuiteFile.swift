@@ -329,9 +329,10 @@ final class SuiteFile: @unchecked Sendable {
         let entries = Self.entries(of: values, applying: changes, order: order, over: currentEntries())
         if entries.isEmpty {
             // The mode stays for the next write: a suite emptied and written again keeps it.
+            let destination = Self.linkTarget(of: path) ?? path
             var existing = stat()
-            if stat(path, &existing) == 0 { mode.withLock { $0 = existing.st_mode & 0o7777 } }
-            if unlink(path) != 0 && errno != ENOENT { throw DefaultsSuiteError.system(.write, path, errno: errno) }
+            if stat(destination, &existing) == 0 { mode.withLock { $0 = existing.st_mode & 0o7777 } }
+            if unlink(destination) != 0 && errno != ENOENT { throw DefaultsSuiteError.system(.write, destination, errno: errno) }
             known.withLock { $0 = nil }
             lastLook.withLock { $0 = nil }
             return
@@ -342,9 +343,18 @@ final class SuiteFile: @unchecked Sendable {
         } catch {
             throw DefaultsSuiteError(operation: .write, path: path, reason: error.description)
         }
+        // Through a symbolic link made since the suite was first used, to the file it
+        // names: the link stays a link, as Foundation's own write leaves it.
+        let destination = Self.linkTarget(of: path) ?? path
+        let temporary = destination == path ? temporaryPath : Self.sibling(of: destination, ".defaultscoder-new")
         var existing = stat()
-        let exists = stat(path, &existing) == 0
-        let temporary = temporaryPath
+        let exists = stat(destination, &existing) == 0
+        // A file whose mode says no one writes it (or that this process may not write)
+        // is not replaced, though a rename needs only the directory's permission: the
+        // mode is a person's or a tool's decision, and Foundation's own write fails too.
+        if exists && (existing.st_mode & 0o222 == 0 || access(destination, W_OK) != 0) {
+            throw DefaultsSuiteError.system(.write, destination, errno: EACCES)
+        }
         // A new file each time (O_EXCL), so that its mode is the one asked for: one
         // that a killed write left behind is removed first.
         let flags = O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC
@@ -371,7 +381,7 @@ final class SuiteFile: @unchecked Sendable {
         var written = stat()
         let identified = failure == 0 && fstat(descriptor, &written) == 0
         if close(descriptor) != 0 && failure == 0 { failure = errno }
-        if failure == 0 && rename(temporary, path) != 0 { failure = errno }
+        if failure == 0 && rename(temporary, destination) != 0 { failure = errno }
         guard failure == 0 else {
             unlink(temporary)
             throw DefaultsSuiteError.system(.write, path, errno: failure)
@@ -417,6 +427,28 @@ final class SuiteFile: @unchecked Sendable {
             if let tree = changes[key]! { entries.append(.init(key: key, value: .tree(tree))) }
         }
         return entries
+    }
+
+    /// The file a symbolic link at `path` names, with every link resolved; `nil` when
+    /// `path` is no link.
+    private static func linkTarget(of path: String) -> String? {
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & mode_t(S_IFMT) == mode_t(S_IFLNK) else { return nil }
+        if let resolved = realpath(path, nil) {
+            defer { free(resolved) }
+            return String(cString: resolved)
+        }
+        // A link to nothing yet: the file it would name, where its directory exists
+        // (else the link itself is replaced: there is nothing to lose).
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink(path, &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        let target = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let absolute = target.hasPrefix("/") ? target : URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent(target).path
+        let resolved = realPath(absolute)
+        var directory = stat()
+        guard stat(URL(fileURLWithPath: resolved).deletingLastPathComponent().path, &directory) == 0 else { return nil }
+        return resolved
     }
 
     /// A file next to the one at `path`: its name and `suffix`, or, where that name would

@@ -208,6 +208,39 @@ struct SuiteFileGuardTests {
         #expect(try suite.defaults.decode(Int.self, forKey: "a") == 1)
     }
 
+    @Test("a symbolic link made after the first write stays a link: writes go to the file it names")
+    func linkMadeLater() throws {
+        let suite = TestSuite()
+        try suite.defaults.encode(1, forKey: "a")
+        let elsewhere = FileManager.default.temporaryDirectory.appendingPathComponent("linked-\(UUID().uuidString).plist")
+        defer { try? FileManager.default.removeItem(at: elsewhere) }
+        try FileManager.default.moveItem(at: suite.fileURL, to: elsewhere)
+        try FileManager.default.createSymbolicLink(atPath: suite.fileURL.path, withDestinationPath: elsewhere.path)
+        try suite.defaults.encode(2, forKey: "b")
+        let kind = try FileManager.default.attributesOfItem(atPath: suite.fileURL.path)[.type] as? FileAttributeType
+        #expect(kind == .typeSymbolicLink)
+        let values = try #require(try PropertyListSerialization.propertyList(from: Data(contentsOf: elsewhere), format: nil) as? [String: Any])
+        #expect(values["a"] as? Int == 1)
+        #expect(values["b"] as? Int == 2)
+    }
+
+    @Test("a file whose mode says no one writes it is not replaced: the write throws and the file stays", arguments: [0o400, 0o444, 0o500])
+    func readOnlyFile(mode: Int) throws {
+        let suite = TestSuite()
+        try suite.defaults.encode(1, forKey: "a")
+        let before = try Data(contentsOf: suite.fileURL)
+        try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: suite.fileURL.path)
+        let error = caught(DefaultsSuiteError.self) { try suite.defaults.encode(2, forKey: "a") }
+        #expect(error?.operation == .write)
+        #expect(error?.path == suite.fileURL.path)
+        #expect(try Data(contentsOf: suite.fileURL) == before)
+        let after = try FileManager.default.attributesOfItem(atPath: suite.fileURL.path)[.posixPermissions] as? Int
+        #expect(after == mode)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: suite.fileURL.path)
+        try suite.defaults.encode(3, forKey: "a")
+        #expect(try suite.defaults.decode(Int.self, forKey: "a") == 3)
+    }
+
     @Test("a file damaged after it was checked is caught at the next write")
     func damagedLater() throws {
         let suite = TestSuite()
