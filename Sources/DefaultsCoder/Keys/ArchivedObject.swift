@@ -47,6 +47,18 @@ public struct ArchivedObject<Object: NSObject & NSSecureCoding>: Codable, @unche
     /// - Parameter encoder: The encoder to write to.
     /// - Throws: `EncodingError.invalidValue` when the object cannot be archived.
     public func encode(to encoder: any Encoder) throws {
+        #if !canImport(Darwin)
+        // swift-corelibs-foundation's archiver names a class by `NSStringFromClass`,
+        // which stops the process for a class that is not top-level (nested in a type,
+        // private, local): refused here instead.
+        if String(reflecting: type(of: object)).split(separator: ".").count != 2 {
+            throw EncodingError.invalidValue(
+                object,
+                EncodingError.Context(
+                    codingPath: encoder.codingPath,
+                    debugDescription: "Cannot archive \(Object.self): \(String(reflecting: type(of: object))) is not a top-level class"))
+        }
+        #endif
         let data: Data
         do {
             data = try NSKeyedArchiver.archivedData(withRootObject: object, requiringSecureCoding: true)
@@ -71,13 +83,13 @@ public struct ArchivedObject<Object: NSObject & NSSecureCoding>: Codable, @unche
         let root: Any?
         do {
             #if !canImport(Darwin)
-            // Checked first: swift-corelibs-foundation's unarchiver traps (fatalError), not
-            // throws, on a class that is not allowed or does not support secure coding
-            // (`NSKeyedUnarchiver._isClassAllowed`, Swift 6.3.1). Apple's secure
+            // Checked first (`KeyedArchiveCheck`): swift-corelibs-foundation's unarchiver
+            // traps, not throws, on a class that is not allowed, a cycle, a reference out
+            // of range or a payload of the wrong type. Apple's secure
             // unarchiver throws instead, and also allows the classes the root decodes
             // itself with `decodeObject(of:forKey:)` (the color space inside an `NSColor`),
             // which a check of the archive's class names alone would refuse.
-            if let problem = Self.problem(in: data) {
+            if let problem = KeyedArchiveCheck.problem(in: data, allowed: Self.allowedClasses) {
                 throw CocoaError(.coderReadCorrupt, userInfo: [NSDebugDescriptionErrorKey: problem])
             }
             #endif
@@ -95,24 +107,6 @@ public struct ArchivedObject<Object: NSObject & NSSecureCoding>: Codable, @unche
         }
         self.object = object
     }
-
-    #if !canImport(Darwin)
-    /// Why the unarchiver must not see `data`: it is no checked keyed archive, or it
-    /// names a class that is not allowed or does not support secure coding.
-    private static func problem(in data: Data) -> String? {
-        guard let archive = try? PropertyListReader.propertyList(from: data, kind: .archive) as? [String: Any],
-            let objects = archive["$objects"] as? [Any]
-        else { return "it is not a keyed archive" }
-        for case let entry as [String: Any] in objects {
-            guard let name = entry["$classname"] as? String else { continue }
-            guard let type = NSClassFromString(name) as? NSObject.Type,
-                allowedClasses.contains(where: { type.isSubclass(of: $0) }),
-                (type as? any NSSecureCoding.Type)?.supportsSecureCoding == true
-            else { return "it holds a \(name), which is not allowed" }
-        }
-        return nil
-    }
-    #endif
 
     /// Whether the two objects are equal (`isEqual(_:)`).
     ///

@@ -57,6 +57,101 @@ struct ArchivedObjectTests {
         #expect(throws: DecodingError.self) { try suite.defaults.read(DefaultsKey<ArchivedObject<NSUUID>?>(name)) }
     }
 
+    // MARK: - Hostile archives
+
+    /// A keyed archive of `[date, ["k": "v"]]` in XML, with each part replaceable: the
+    /// references (`CF$UID`), the date's payload, the array's objects.
+    static func archive(
+        root: Int = 1, arrayObjects: String? = nil, dateClass: Int = 3, time: String = "<real>5</real>", keys: [Int] = [5], values: [Int] = [6]
+    ) -> Data {
+        func uid(_ n: Int) -> String { "<dict><key>CF$UID</key><integer>\(n)</integer></dict>" }
+        func uids(_ list: [Int]) -> String { "<array>" + list.map(uid).joined() + "</array>" }
+        func classEntry(_ name: String) -> String {
+            "<dict><key>$classes</key><array><string>\(name)</string><string>NSObject</string></array><key>$classname</key><string>\(name)</string></dict>"
+        }
+        let objects = [
+            "<string>$null</string>",
+            "<dict><key>$class</key>\(uid(8))<key>NS.objects</key>\(arrayObjects ?? uids([2, 4]))</dict>",
+            "<dict><key>$class</key>\(uid(dateClass))<key>NS.time</key>\(time)</dict>",
+            classEntry("NSDate"),
+            "<dict><key>$class</key>\(uid(7))<key>NS.keys</key>\(uids(keys))<key>NS.objects</key>\(uids(values))</dict>",
+            "<string>k</string>", "<string>v</string>", classEntry("NSDictionary"), classEntry("NSArray"),
+        ]
+        return archive(objects: objects, root: root)
+    }
+
+    static func archive(objects: [String], root: Int) -> Data {
+        Data(
+            ("<?xml version=\"1.0\" encoding=\"UTF-8\"?><plist version=\"1.0\"><dict><key>$archiver</key><string>NSKeyedArchiver</string>"
+                + "<key>$objects</key><array>\(objects.joined())</array><key>$top</key><dict><key>root</key>"
+                + "<dict><key>CF$UID</key><integer>\(root)</integer></dict></dict><key>$version</key><integer>100000</integer></dict></plist>").utf8)
+    }
+
+    /// Arrays nested `depth` deep around a string.
+    static func deepArchive(depth: Int) -> Data {
+        var objects = ["<string>$null</string>"]
+        for level in 0..<depth {
+            objects.append(
+                "<dict><key>$class</key><dict><key>CF$UID</key><integer>\(depth + 2)</integer></dict><key>NS.objects</key><array><dict><key>CF$UID</key><integer>\(level + 2)</integer></dict></array></dict>"
+            )
+        }
+        objects.append("<string>bottom</string>")
+        objects.append("<dict><key>$classes</key><array><string>NSArray</string><string>NSObject</string></array><key>$classname</key><string>NSArray</string></dict>")
+        return archive(objects: objects, root: 1)
+    }
+
+    @Test("the archive the hostile ones are made from reads back")
+    func wellFormedArchive() throws {
+        let value = try KeyValueDecoder().decode([String: ArchivedObject<NSArray>].self, from: ["a": Self.archive()])
+        let array = try #require(value["a"]?.object)
+        #expect(array.count == 2)
+        #expect((array[0] as? Date)?.timeIntervalSinceReferenceDate == 5)
+    }
+
+    #if !canImport(Darwin)
+    @Test(
+        "a hostile archive throws DecodingError with the key, before the unarchiver can trap or misread it",
+        arguments: [
+            (
+                archive(arrayObjects: "<array><dict><key>CF$UID</key><integer>2</integer></dict><dict><key>CF$UID</key><integer>1</integer></dict></array>"),
+                "it holds a reference cycle"
+            ),
+            (archive(arrayObjects: "<array><dict><key>CF$UID</key><integer>40</integer></dict></array>"), "it refers to object 40 of 9"),
+            (archive(root: 99), "it refers to object 99 of 9"),
+            (archive(dateClass: 5), "object 2 does not name its class"),
+            (archive(dateClass: 77), "object 2 does not name its class"),
+            (archive(keys: [5], values: [6, 6]), "its NSDictionary holds 1 keys and 2 objects"),
+            (archive(time: "<string>soon</string>"), "its NSDate holds no time"),
+            (archive(arrayObjects: "<string>x</string>"), "its NSArray holds no objects"),
+            (deepArchive(depth: 20_000), "it nests deeper than 512 objects"),
+            (Data("<plist><dict/></plist>".utf8), "it is not a keyed archive"),
+        ] as [(Data, String)])
+    func hostileArchive(data: Data, reason: String) {
+        let error = caught(DecodingError.self) { try KeyValueDecoder().decode([String: ArchivedObject<NSArray>].self, from: ["a": data]) }
+        guard case .dataCorrupted(let context)? = error else {
+            Issue.record("expected dataCorrupted, got \(String(describing: error))")
+            return
+        }
+        #expect(context.debugDescription == "Cannot unarchive NSArray: \(reason)")
+        #expect(context.codingPath.map(\.stringValue) == ["a"])
+    }
+
+    /// Not top-level: corelibs' archiver names classes by `NSStringFromClass`, which
+    /// stops the process for one nested in a type.
+    final class Nested: NSObject, NSSecureCoding {
+        static var supportsSecureCoding: Bool { true }
+        override init() {}
+        init?(coder: NSCoder) {}
+        func encode(with coder: NSCoder) {}
+    }
+
+    @Test("archiving an object of a class that is not top-level throws instead of stopping the process")
+    func nestedClass() {
+        let error = caught(EncodingError.self) { try KeyValueEncoder().encode(ArchivedObject(Nested())) }
+        #expect(debugDescription(of: error) == "Cannot archive Nested: DefaultsCoderTests.ArchivedObjectTests.Nested is not a top-level class")
+    }
+    #endif
+
     #if canImport(AppKit)
     // Apple's secure unarchiver also allows the classes an archived root decodes itself
     // (the color space inside an `NSColor`), which a check of the archive's class names
