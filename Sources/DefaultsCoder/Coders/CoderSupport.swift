@@ -70,7 +70,7 @@ func cast<T>(_ value: Any, to type: T.Type) -> T? {
 
 /// `value` as `U`, where a metatype check has just shown that `T` is `U`. The same type,
 /// so a reinterpretation: `as!` would call the runtime's dynamic cast for every value
-/// (the measurement is in `Benchmarks/README.md`, "The restructuring of 2026-11-23").
+/// (the measurement is in `Benchmarks/README.md`).
 @inline(__always)
 func sameType<T, U>(_ value: T, as _: U.Type) -> U {
     assert(T.self == U.self, "sameType(_:as:) with \(T.self) and \(U.self)")

@@ -210,17 +210,41 @@ func codingErrorContext(of error: any Error) -> (codingPath: [any CodingKey], de
     }
 }
 
-/// The messages of the errors that say a coder was misused: in one place, as the other
-/// errors are. (Foundation's coders trap on these; these coders throw.)
-enum CoderMisuse {
-    static let keyedAfterOther = "Invalid use of Encoder: a keyed container was requested after another container was used"
-    static let unkeyedAfterOther = "Invalid use of Encoder: an unkeyed container was requested after another container was used"
-    static let valueAfterOther = "Invalid use of Encoder: a single value was encoded after another value or container"
-    static let superEncoderForTakenKey = "Invalid use of Encoder: a super encoder was requested for a key that already holds a container"
-
+/// The ways an encoder is misused, as cases: code decides by the case, and the message
+/// is made in one place, as the other errors are. (Foundation's coders trap on these;
+/// these coders throw.)
+enum CoderMisuse: Equatable {
+    case keyedAfterOther
+    case unkeyedAfterOther
+    case valueAfterOther
+    case superEncoderForTakenKey
     /// A nested container of `kind` asked for a key that holds another kind of value.
-    static func nested(_ kind: String) -> String {
-        "Invalid use of Encoder: \(kind) was requested for a key that already holds another kind of value"
+    case nested(kind: String)
+    /// A container deeper than the form allows; `message` is the form's
+    /// (`EncodingForm.depthProblem`).
+    case tooDeep(message: String)
+
+    var message: String {
+        switch self {
+        case .keyedAfterOther: return "Invalid use of Encoder: a keyed container was requested after another container was used"
+        case .unkeyedAfterOther: return "Invalid use of Encoder: an unkeyed container was requested after another container was used"
+        case .valueAfterOther: return "Invalid use of Encoder: a single value was encoded after another value or container"
+        case .superEncoderForTakenKey: return "Invalid use of Encoder: a super encoder was requested for a key that already holds a container"
+        case .nested(let kind): return "Invalid use of Encoder: \(kind) was requested for a key that already holds another kind of value"
+        case .tooDeep(let message): return message
+        }
+    }
+}
+
+/// Why a string cannot be a dictionary key in a form (`EncodingForm.problem(withKey:)`).
+enum KeyProblem: Equatable {
+    /// It begins with U+FEFF, which the suite's property-list file drops.
+    case leadingByteOrderMark
+
+    var message: String {
+        switch self {
+        case .leadingByteOrderMark: return "Cannot store a key that begins with U+FEFF in UserDefaults (the property list file drops it)"
+        }
     }
 }
 

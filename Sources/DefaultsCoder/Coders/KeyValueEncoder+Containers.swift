@@ -118,7 +118,7 @@ struct EncodingKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
             } else {
                 nested = Storage()
                 storage.record(
-                    .invalid(key.stringValue, CoderMisuse.nested(kind), at: encoder.levels.codingPath(of: nestedNode)))
+                    .invalid(key.stringValue, CoderMisuse.nested(kind: kind).message, at: encoder.levels.codingPath(of: nestedNode)))
             }
         } else if let value = storage.dictionary[name] {
             if let merged = Storage.merging(value) {
@@ -128,7 +128,7 @@ struct EncodingKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
             } else {
                 nested = Storage()
                 storage.record(
-                    .invalid(key.stringValue, CoderMisuse.nested(kind), at: encoder.levels.codingPath(of: nestedNode)))
+                    .invalid(key.stringValue, CoderMisuse.nested(kind: kind).message, at: encoder.levels.codingPath(of: nestedNode)))
             }
         } else {
             nested = Storage()
@@ -155,7 +155,7 @@ struct EncodingKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
         let existing = storage.pending[name] == nil ? storage.dictionary[name] : nil
         if storage.pending[name] != nil {
             storage.record(
-                .invalid(key.stringValue, CoderMisuse.superEncoderForTakenKey, in: encoder.levels, at: node, .key(key)))
+                .invalid(key.stringValue, CoderMisuse.superEncoderForTakenKey.message, in: encoder.levels, at: node, .key(key)))
         }
         let superEncoder = encoder.makeSuperEncoder(at: node, step: .key(key), existing: existing)
         storage.dictionary[name] = nil

@@ -227,7 +227,7 @@ final class EncoderImpl: Encoder, SingleValueEncodingContainer {
     /// A misuse of this value's encoder (a second kind of container, a container too
     /// deep), thrown as soon as its `encode(to:)` returns: the protocol gives those
     /// calls no way to throw.
-    @exclusivity(unchecked) private var misuse: String?
+    @exclusivity(unchecked) private var misuse: CoderMisuse?
     @exclusivity(unchecked) private var nesting = NestingGuard()
     @exclusivity(unchecked) private var modelTypes = ModelTypes()
     @exclusivity(unchecked) private var keyedPool: [KeyedStorage] = []
@@ -272,7 +272,7 @@ final class EncoderImpl: Encoder, SingleValueEncodingContainer {
             checkContainerDepth(node)
         case .value, .unkeyed:
             storage = KeyedStorage()
-            misuse = misuse ?? CoderMisuse.keyedAfterOther
+            misuse = misuse ?? .keyedAfterOther
         }
         return KeyedEncodingContainer(EncodingKeyedContainer<Key>(encoder: self, storage: storage, node: node))
     }
@@ -290,7 +290,7 @@ final class EncoderImpl: Encoder, SingleValueEncodingContainer {
             checkContainerDepth(node)
         case .value, .keyed:
             storage = UnkeyedStorage()
-            misuse = misuse ?? CoderMisuse.unkeyedAfterOther
+            misuse = misuse ?? .unkeyedAfterOther
         }
         return EncodingUnkeyedContainer(encoder: self, storage: storage, node: node)
     }
@@ -301,7 +301,7 @@ final class EncoderImpl: Encoder, SingleValueEncodingContainer {
     /// than the form allows.
     private func checkContainerDepth(_ node: CodingPathNode?) {
         if !allowsContainer(at: node) {
-            misuse = misuse ?? form.depthProblem
+            misuse = misuse ?? .tooDeep(message: form.depthProblem)
         }
     }
 
@@ -328,7 +328,7 @@ final class EncoderImpl: Encoder, SingleValueEncodingContainer {
 
     private func setSingle(_ value: Any?) {
         guard case .empty = slot else {
-            misuse = misuse ?? CoderMisuse.valueAfterOther
+            misuse = misuse ?? .valueAfterOther
             return
         }
         slot = .value
@@ -433,7 +433,7 @@ final class EncoderImpl: Encoder, SingleValueEncodingContainer {
         var result: [String: Any] = [:]
         result.reserveCapacity(dictionary.count)
         for (key, value) in dictionary {
-            if let problem = form.problem(withKey: key) {
+            if let problem = form.problem(withKey: key)?.message {
                 throw EncodingError.invalid(value, problem, in: levels, at: node, .key(KeyValueCodingKey(stringValue: key)))
             }
             if let boxed = try box(value, parent: node, step: .key(KeyValueCodingKey(stringValue: key))) {
@@ -450,7 +450,7 @@ final class EncoderImpl: Encoder, SingleValueEncodingContainer {
         // The value being encoded was already misused (a container past the depth
         // limit): going on into its children would recurse until the stack ends, and
         // report a reference cycle as the stack's fault rather than the nesting's.
-        if let misuse { throw EncodingError.invalid(value, misuse, at: codingPath) }
+        if let misuse { throw EncodingError.invalid(value, misuse.message, at: codingPath) }
         try nesting.enter { EncodingError.tooDeep(value, $0, in: levels, at: parent, step) }
         // The levels this value's containers push are dropped once it is flattened.
         let height = levels.height
@@ -461,7 +461,7 @@ final class EncoderImpl: Encoder, SingleValueEncodingContainer {
         var otherParent = parent
         var otherStep = step
         var otherSlot = Slot.empty
-        var otherMisuse: String?
+        var otherMisuse: CoderMisuse?
         swap(&self.parent, &otherParent)
         swap(&self.step, &otherStep)
         swap(&self.slot, &otherSlot)
@@ -481,7 +481,7 @@ final class EncoderImpl: Encoder, SingleValueEncodingContainer {
         }
         try value.encode(to: self)
         if let misuse = self.misuse {
-            throw EncodingError.invalid(value, misuse, at: codingPath)
+            throw EncodingError.invalid(value, misuse.message, at: codingPath)
         }
         return try finishSlot()
     }
@@ -519,7 +519,7 @@ final class EncoderImpl: Encoder, SingleValueEncodingContainer {
             return try storage.finish(self)
         case .encoder(let encoder):
             if let misuse = encoder.misuse {
-                throw EncodingError.invalid(Optional<Any>.none as Any, misuse, at: encoder.codingPath)
+                throw EncodingError.invalid(Optional<Any>.none as Any, misuse.message, at: encoder.codingPath)
             }
             return try encoder.finishSlot()
         }
@@ -608,7 +608,7 @@ final class EncoderImpl: Encoder, SingleValueEncodingContainer {
         case .useDefaultKeys:
             name = key.stringValue
             if let problem = form.problem(withKey: name) {
-                return (name, .invalid(key.stringValue, problem, in: levels, at: node, .key(key)))
+                return (name, .invalid(key.stringValue, problem.message, in: levels, at: node, .key(key)))
             }
             return (name, nil)
         case .convertToSnakeCase:
@@ -620,7 +620,7 @@ final class EncoderImpl: Encoder, SingleValueEncodingContainer {
             return (name, .invalid(key.stringValue, "Keys \"\(previous)\" and \"\(key.stringValue)\" both become \"\(name)\"", in: levels, at: node, .key(key)))
         }
         if let problem = form.problem(withKey: name) {
-            return (name, .invalid(key.stringValue, problem, in: levels, at: node, .key(key)))
+            return (name, .invalid(key.stringValue, problem.message, in: levels, at: node, .key(key)))
         }
         return (name, nil)
     }

@@ -36,7 +36,10 @@ struct NestingGuard {
         }
     }
 
-    /// The most containers a value may sit in.
+    /// The most containers a value may sit in: the one nesting limit of the package,
+    /// for both coders, `PropertyListValue`, the checked readers of property lists and
+    /// keyed archives, and (one fewer) the stored form. `JSONDecoder` accepts as much
+    /// when parsing, and Foundation's XML property-list reader no more.
     static let maximumContainers = 512
 
     /// The most levels the coders recurse, whatever the stack.

@@ -46,7 +46,7 @@ protocol EncodingForm: AnyObject {
     /// What a `.custom` strategy returned, `depth` containers deep.
     func custom(_ value: Any, depth: Int, path: () -> [any CodingKey]) throws -> Any
     /// Why `key` cannot be a dictionary key in this form, or `nil` when it can.
-    func problem(withKey key: String) -> String?
+    func problem(withKey key: String) -> KeyProblem?
 }
 
 /// How the decoder reads the values whose tree form is a choice.
@@ -122,7 +122,7 @@ final class PlainEncodingForm: EncodingForm, @unchecked Sendable {
     func url(_ value: URL, depth: Int, path: () -> [any CodingKey]) throws -> Any { value }
     func decimal(_ value: Decimal, path: () -> [any CodingKey]) throws -> Any { value }
     func custom(_ value: Any, depth: Int, path: () -> [any CodingKey]) throws -> Any { value }
-    @inline(__always) func problem(withKey key: String) -> String? { nil }
+    @inline(__always) func problem(withKey key: String) -> KeyProblem? { nil }
 }
 
 /// The `Any` tree as the decoder's strategies describe it.

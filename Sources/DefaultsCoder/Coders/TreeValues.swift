@@ -115,13 +115,18 @@ enum PropertyListNode {
     /// value of no property-list type.
     init?(_ value: Any) {
         guard let value = flattenOptional(value) else { return nil }
+        // The exact Swift types first, each a metatype compare; then what bridges.
         if let string = exactCast(value, to: String.self) {
             self = .string(string)
+        } else if let dictionary = exactCast(value, to: [String: Any].self) {
+            self = .dictionary(dictionary)
+        } else if let array = exactCast(value, to: [Any].self) {
+            self = .array(array)
         } else if let number = classifyNumber(value) {
             self = .number(number)
-        } else if let dictionary = exactCast(value, to: [String: Any].self) ?? (isDictionary(value) ? value as? [String: Any] : nil) {
+        } else if isDictionary(value), let dictionary = value as? [String: Any] {
             self = .dictionary(dictionary)
-        } else if let array = exactCast(value, to: [Any].self) ?? (isArray(value) ? value as? [Any] : nil) {
+        } else if isArray(value), let array = value as? [Any] {
             self = .array(array)
         } else if let string = value as? String {
             self = .string(string)

@@ -46,10 +46,11 @@ enum StoredForm {
     static let integerPrefix = prefix + "integer:"
     static let datePrefix = prefix + "date:"
 
-    /// Containers a stored value may sit in: the suite's file adds its own dictionary,
-    /// and Foundation's XML reader refuses more than 512 levels (measured on Linux; the
-    /// file is then unreadable and every key in the suite is lost).
-    static let containerDepthLimit = 511
+    /// Containers a stored value may sit in: one fewer than the limit
+    /// (`NestingGuard.maximumContainers`, which Foundation's XML reader also keeps:
+    /// beyond it the file is unreadable and every key in the suite is lost), since the
+    /// suite's file adds its own dictionary.
+    static let containerDepthLimit = NestingGuard.maximumContainers - 1
 
     /// A string as it is stored.
     @inline(__always)
@@ -263,8 +264,9 @@ final class StoredEncodingForm: EncodingForm, Sendable {
 
     private func storable(_ value: Any, depth: Int, path: @autoclosure () -> [any CodingKey]) throws -> Any {
         guard let value = flattenOptional(value) else { return StoredForm.null }
-        if let string = value as? String { return StoredForm.escape(string) }
-        if let number = classifyNumber(value) {
+        switch PropertyListNode(value) {
+        case .string(let string)?: return StoredForm.escape(string)
+        case .number(let number)?:
             switch number {
             case .bool(let bool): return bool
             case .signed(let int, _): return integer(int)
@@ -275,22 +277,19 @@ final class StoredEncodingForm: EncodingForm, Sendable {
             case .wide(let digits, _): return StoredForm.integerPrefix + digits
             case .text(let text): return StoredForm.escape(text)
             }
-        }
-        if let date = value as? Date { return self.date(date) }
-        if let data = value as? Data { return data }
-        if let url = value as? URL { return try self.url(url, depth: depth, path: path) }
-        if let dictionary = value as? [String: Any] {
+        case .date(let date)?: return self.date(date)
+        case .data(let data)?: return data
+        case .dictionary(let dictionary)?:
             guard depth < containerDepthLimit else { throw tooDeep(value, path()) }
             var result: [String: Any] = [:]
             result.reserveCapacity(dictionary.count)
             for (key, element) in dictionary {
                 let elementPath = path() + [KeyValueCodingKey(stringValue: key)]
-                if let problem = problem(withKey: key) { throw EncodingError.invalid(value, problem, at: elementPath) }
+                if let problem = problem(withKey: key) { throw EncodingError.invalid(value, problem.message, at: elementPath) }
                 result[key] = try storable(element, depth: depth + 1, path: elementPath)
             }
             return result
-        }
-        if let array = value as? [Any] {
+        case .array(let array)?:
             guard depth < containerDepthLimit else { throw tooDeep(value, path()) }
             var result: [Any] = []
             result.reserveCapacity(array.count)
@@ -298,17 +297,19 @@ final class StoredEncodingForm: EncodingForm, Sendable {
                 result.append(try storable(element, depth: depth + 1, path: path() + [IndexCodingKey(index)]))
             }
             return result
+        case nil:
+            if let url = value as? URL { return try self.url(url, depth: depth, path: path) }
+            throw EncodingError.invalid(value, "Cannot store \(FoundValue.describing(value).description) in UserDefaults", at: path())
         }
-        throw EncodingError.invalid(value, "Cannot store \(FoundValue.describing(value).description) in UserDefaults", at: path())
     }
 
     private func tooDeep(_ value: Any, _ path: [any CodingKey]) -> EncodingError {
         .invalid(value, depthProblem, at: path)
     }
 
-    func problem(withKey key: String) -> String? {
+    func problem(withKey key: String) -> KeyProblem? {
         guard StoredForm.mayNeedEscaping(key), key.unicodeScalars.first == StoredForm.byteOrderMark else { return nil }
-        return "Cannot store a key that begins with U+FEFF in UserDefaults (the property list file drops it)"
+        return .leadingByteOrderMark
     }
 }
 
@@ -388,7 +389,8 @@ struct StoredDecodingForm: DecodingForm {
 
     func plain(_ value: Any) -> Any {
         guard let value = flattenOptional(value) else { return Optional<Any>.none as Any }
-        if let string = value as? String {
+        switch PropertyListNode(value) {
+        case .string(let string)?:
             switch StoredForm.read(string) {
             case .string(let text): return text
             case .optional: return Optional<Any>.none as Any
@@ -396,10 +398,10 @@ struct StoredDecodingForm: DecodingForm {
             case .decimal(let decimal): return decimal
             case .integer(let digits): return plainNumber(Self.wideInteger(digits))
             }
+        case .dictionary(let dictionary)?: return dictionary.mapValues(plain)
+        case .array(let array)?: return array.map(plain)
+        default: return value
         }
-        if let dictionary = value as? [String: Any] { return dictionary.mapValues(plain) }
-        if let array = value as? [Any] { return array.map(plain) }
-        return value
     }
 
     func describe(_ value: Any) -> FoundValue {
@@ -548,16 +550,19 @@ func nativeInteger<T: FixedWidthInteger, Platform: FixedWidthInteger & SignedInt
 
 /// Deep equality of two property lists as `UserDefaults` returns them.
 func plistEqual(_ lhs: Any, _ rhs: Any) -> Bool {
+    switch (PropertyListNode(lhs), PropertyListNode(rhs)) {
+    case (.dictionary(let lhs)?, .dictionary(let rhs)?):
+        return lhs.count == rhs.count && lhs.allSatisfy { key, value in rhs[key].map { plistEqual(value, $0) } ?? false }
+    case (.array(let lhs)?, .array(let rhs)?):
+        return lhs.count == rhs.count && zip(lhs, rhs).allSatisfy(plistEqual)
+    case (.dictionary?, _), (.array?, _), (_, .dictionary?), (_, .array?):
+        return false
+    default:
+        break
+    }
+    // Leaves compare as Foundation's objects do (`1` and `1.0` alike, `-0.0` and `0.0`).
     guard let lhs = flattenOptional(lhs), let rhs = flattenOptional(rhs) else {
         return flattenOptional(lhs) == nil && flattenOptional(rhs) == nil
-    }
-    if let lhs = lhs as? [String: Any] {
-        guard let rhs = rhs as? [String: Any], lhs.count == rhs.count else { return false }
-        return lhs.allSatisfy { key, value in rhs[key].map { plistEqual(value, $0) } ?? false }
-    }
-    if let lhs = lhs as? [Any] {
-        guard let rhs = rhs as? [Any], lhs.count == rhs.count else { return false }
-        return zip(lhs, rhs).allSatisfy(plistEqual)
     }
     guard let lhs = lhs as? AnyHashable, let rhs = rhs as? AnyHashable else { return false }
     return lhs == rhs

@@ -7,9 +7,6 @@ import Foundation
 
 /// Checks the structure of a `bplist00` file without building any of its values.
 enum BinaryPropertyListCheck {
-    /// The most containers the check follows, as Foundation's XML reader allows.
-    static let maximumDepth = 512
-
     /// Why `data`, which begins with `bplist`, is not a binary property list that a
     /// parser can read safely — holding a dictionary, when `dictionaryAtTop` — or `nil`
     /// when it is one.
@@ -121,8 +118,8 @@ enum BinaryPropertyListCheck {
             case 1: throw Failure(reason: "it refers to itself")
             default: break
             }
-            guard depth <= BinaryPropertyListCheck.maximumDepth else {
-                throw Failure(reason: "it nests deeper than \(BinaryPropertyListCheck.maximumDepth) levels")
+            guard depth <= NestingGuard.maximumContainers else {
+                throw Failure(reason: "it nests deeper than \(NestingGuard.maximumContainers) levels")
             }
             state[object] = 1
             stack.append((object, depth, try children(of: object), 0))

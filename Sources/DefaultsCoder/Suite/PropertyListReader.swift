@@ -7,10 +7,6 @@
 import Foundation
 
 enum PropertyListReader {
-    /// The most containers a property list the package reads may nest, as Foundation's
-    /// XML reader allows.
-    static let maximumDepth = BinaryPropertyListCheck.maximumDepth
-
     /// What a property list must be, beyond one that parses safely.
     enum Kind {
         /// Any property list: a legacy blob, a migration source.
@@ -24,7 +20,7 @@ enum PropertyListReader {
 
     /// Why `data` cannot be read as a property list of `kind`, or `nil` when it can: it
     /// is not empty, its binary structure holds no cycle, set or dangling reference, and
-    /// no form of it nests deeper than `maximumDepth`.
+    /// no form of it nests deeper than `NestingGuard.maximumContainers`.
     static func problem(in data: Data, kind: Kind = .any) -> String? {
         if data.isEmpty { return "it is empty" }
         if data.starts(with: "bplist".utf8) {
@@ -70,8 +66,8 @@ enum PropertyListReader {
             guard let first else { return 0 }
             return bytes[first] == UInt8(ascii: "<") ? xmlDepth(bytes) : openStepDepth(bytes)
         }
-        guard deepest > maximumDepth else { return nil }
-        return "it nests containers \(deepest) deep, more than the \(maximumDepth) a property list may"
+        guard deepest > NestingGuard.maximumContainers else { return nil }
+        return "it nests containers \(deepest) deep, more than the \(NestingGuard.maximumContainers) a property list may"
     }
 
     private static func xmlDepth(_ bytes: UnsafeRawBufferPointer) -> Int {

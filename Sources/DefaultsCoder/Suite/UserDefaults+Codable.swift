@@ -52,9 +52,6 @@ extension UserDefaults {
     /// - Throws: `EncodingError.invalidValue` with the path of a value that cannot be
     ///   stored, or `UnreadableDefaultsFile`; nothing is written then.
     public func encode<T: Encodable>(_ value: T, forKey key: String, encoder: KeyValueEncoder) throws {
-        if let problem = StoredEncodingForm.shared.problem(withKey: key) {
-            throw EncodingError.invalid(value, problem, at: [])
-        }
         try store(try encoder.encodeForUserDefaults(value), forKey: key)
     }
 

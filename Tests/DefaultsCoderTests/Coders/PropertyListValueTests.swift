@@ -100,7 +100,11 @@ struct PropertyListValueTests {
     func kindThroughSuite(value: PropertyListValue) async throws {
         let suite = TestSuite()
         try suite.defaults.encode(value, forKey: "value")
-        #expect(Self.same(try suite.defaults.decode(PropertyListValue.self, forKey: "value"), value))
+        let back = try suite.defaults.decode(PropertyListValue.self, forKey: "value")
+        // The Apple path on Linux keeps values in Foundation's XML file, which another
+        // test's synchronize() may reload: -0.0 comes back as 0 (Apple's binary plists
+        // keep it), still equal, and of the same case.
+        #expect(Backend.isEmulatedApple ? back == value : Self.same(back, value))
         // The second process reads the file; the Apple path on Linux has Foundation's
         // own writer make it, which writes -0.0 as 0 (Apple's binary plists keep it).
         guard Backend.isFile else { return }
