@@ -57,8 +57,8 @@ public enum PropertyListValue: Sendable, Hashable {
     /// cannot hold, or for a tree nested deeper than `containersLeft` or than `nesting`
     /// lets the stack go.
     static func make(_ tree: Any, containersLeft: Int, nesting: inout NestingGuard, reading: (Any) -> Any) -> PropertyListValue? {
-        var node = PropertyListNode(tree)
-        if case .string? = node { node = PropertyListNode(reading(tree)) }
+        var node = TreeValue(tree)
+        if case .string? = node { node = TreeValue(reading(tree)) }
         switch node {
         case .string(let string)?: return .string(string)
         case .number(let number)?:
@@ -274,7 +274,7 @@ extension PropertyListValue {
     fileprivate static func node(in tree: Any, at path: [any CodingKey]) -> Any? {
         var node = tree
         for key in path {
-            switch PropertyListNode(node) {
+            switch TreeValue(node) {
             case .dictionary(let dictionary)?:
                 guard let next = dictionary[key.stringValue] else { return nil }
                 node = next

@@ -102,7 +102,7 @@ func isPassedThrough(_ type: Any.Type) -> Bool {
 /// What a value of a property-list tree is: the one place a walk of a tree tells its
 /// values apart, so that every walk (the file's writer, the stored form, comparisons,
 /// `PropertyListValue`) agrees on what is a number, a `Bool` or a dictionary.
-enum PropertyListNode {
+enum TreeValue {
     case string(String)
     /// A number or a `Bool`, told apart by `classifyNumber`.
     case number(NumberValue)

@@ -78,7 +78,7 @@ enum KeyedArchiveCheck {
             let object = objects[reference]
             guard let entry = object as? [String: Any] else {
                 // A string, number or data stands for itself.
-                guard PropertyListNode(object) != nil, !isArray(object) else { return "object \(reference) is not an object" }
+                guard TreeValue(object) != nil, !isArray(object) else { return "object \(reference) is not an object" }
                 checked.insert(reference)
                 return nil
             }
@@ -115,7 +115,7 @@ enum KeyedArchiveCheck {
                 return references("NS.objects") == nil ? "holds no objects" : nil
             }
             if type.isSubclass(of: NSDate.self) {
-                guard case .number(let number)? = PropertyListNode(entry["NS.time"] as Any), !number.isBool else { return "holds no time" }
+                guard case .number(let number)? = TreeValue(entry["NS.time"] as Any), !number.isBool else { return "holds no time" }
                 return nil
             }
             if type.isSubclass(of: NSString.self) {

@@ -264,7 +264,7 @@ final class StoredEncodingForm: EncodingForm, Sendable {
 
     private func storable(_ value: Any, depth: Int, path: @autoclosure () -> [any CodingKey]) throws -> Any {
         guard let value = flattenOptional(value) else { return StoredForm.null }
-        switch PropertyListNode(value) {
+        switch TreeValue(value) {
         case .string(let string)?: return StoredForm.escape(string)
         case .number(let number)?:
             switch number {
@@ -389,7 +389,7 @@ struct StoredDecodingForm: DecodingForm {
 
     func plain(_ value: Any) -> Any {
         guard let value = flattenOptional(value) else { return Optional<Any>.none as Any }
-        switch PropertyListNode(value) {
+        switch TreeValue(value) {
         case .string(let string)?:
             switch StoredForm.read(string) {
             case .string(let text): return text
@@ -550,7 +550,7 @@ func nativeInteger<T: FixedWidthInteger, Platform: FixedWidthInteger & SignedInt
 
 /// Deep equality of two property lists as `UserDefaults` returns them.
 func plistEqual(_ lhs: Any, _ rhs: Any) -> Bool {
-    switch (PropertyListNode(lhs), PropertyListNode(rhs)) {
+    switch (TreeValue(lhs), TreeValue(rhs)) {
     case (.dictionary(let lhs)?, .dictionary(let rhs)?):
         return lhs.count == rhs.count && lhs.allSatisfy { key, value in rhs[key].map { plistEqual(value, $0) } ?? false }
     case (.array(let lhs)?, .array(let rhs)?):

@@ -62,7 +62,7 @@ enum PropertyListXML {
     // MARK: - Writing values
 
     private static func append(_ value: Any, indent: Int, path: @autoclosure () -> [String], to out: inout Data) throws(Unwritable) {
-        switch PropertyListNode(value) {
+        switch TreeValue(value) {
         case .string(let string)?:
             appendElement("string", escaping: string, to: &out)
         case .number(let number)?:

@@ -120,7 +120,7 @@ private func scalarOrder(_ lhs: [Unicode.Scalar], _ rhs: [Unicode.Scalar]) -> Bo
 /// Equal as the same property-list types with the same values: `Bool` apart from numbers,
 /// a `Double` to the bit (`-0.0`, NaN), dates to the bit, keys by Unicode scalars.
 private func exactlyEqual(_ lhs: Any, _ rhs: Any) -> Bool {
-    switch (PropertyListNode(lhs), PropertyListNode(rhs)) {
+    switch (TreeValue(lhs), TreeValue(rhs)) {
     case (.string(let a)?, .string(let b)?):
         return Array(a.unicodeScalars) == Array(b.unicodeScalars)
     case (.number(let a)?, .number(let b)?):
