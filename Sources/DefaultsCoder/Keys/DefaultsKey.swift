@@ -138,10 +138,7 @@ public final class DefaultsKey<Value: Codable & Sendable>: DefaultsKeys, @unchec
     }
 
     override func registrationValue() throws -> Any? {
-        switch try KeyValueEncoder().encodeForUserDefaults(defaultValue) {
-        case .value(let tree): return tree
-        case .removal: return nil
-        }
+        try KeyValueEncoder().encodeForUserDefaults(defaultValue)
     }
 }
 

@@ -41,7 +41,7 @@ extension UserDefaults {
     public func write<Value>(_ value: Value, to key: DefaultsKey<Value>) throws {
         guard let legacy = key.legacyFormat else { return try encode(value, forKey: key.name) }
         let stored = try KeyValueEncoder().encodeForUserDefaults(value)
-        if case .value(let tree) = stored { try legacy.checkUnambiguous(value, storedAs: tree) }
+        if let tree = stored { try legacy.checkUnambiguous(value, storedAs: tree) }
         try store(stored, forKey: key.name)
     }
 

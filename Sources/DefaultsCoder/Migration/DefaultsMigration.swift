@@ -57,7 +57,7 @@ public struct DefaultsMigration: Sendable {
 
         enum Kind: Sendable {
             case rename(from: String, to: String, suite: String?)
-            case convert(from: String, to: String, transform: @Sendable (Any) throws -> KeyValueEncoder.StoredValue)
+            case convert(from: String, to: String, transform: @Sendable (Any) throws -> Any?)
             case remove([String])
         }
 
@@ -337,10 +337,7 @@ extension DefaultsSuite.Values {
                 }
                 let converted = try transform(stored)
                 if newName != name { try set(nil, forKey: name) }
-                switch converted {
-                case .value(let tree): try set(tree, forKey: newName)
-                case .removal: try set(nil, forKey: newName)
-                }
+                try set(converted, forKey: newName)
             }
         }
     }

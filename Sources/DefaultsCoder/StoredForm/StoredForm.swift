@@ -437,23 +437,17 @@ private func plainNumber(_ number: NumberValue) -> Any {
 // MARK: - Entry points
 
 extension KeyValueEncoder {
-    /// What storing `value` in UserDefaults writes.
-    enum StoredValue {
-        /// The tree to hand to `set(_:forKey:)`.
-        case value(Any)
-        /// Remove the key: `value` was `Optional.none`.
-        case removal
-    }
-
     /// The stored form of `value` with this encoder's strategies (but its nil strategy,
-    /// which the stored form replaces).
-    func encodeForUserDefaults<T: Encodable>(_ value: T) throws -> StoredValue {
+    /// which the stored form replaces), or `nil` to remove the key: `value` was
+    /// `Optional.none` at the top. From here down a removal is `nil` and nothing else
+    /// (`DefaultsSuite.Values.set(nil, forKey:)`).
+    func encodeForUserDefaults<T: Encodable>(_ value: T) throws -> Any? {
         guard let tree = try encode(value, form: StoredEncodingForm.shared) else {
             // A non-optional value that encoded nil at the top: kept, not removed.
-            return .value(StoredForm.null)
+            return StoredForm.null
         }
-        if let string = tree as? String, string == StoredForm.none { return .removal }
-        return .value(tree)
+        if let string = tree as? String, string == StoredForm.none { return nil }
+        return tree
     }
 }
 

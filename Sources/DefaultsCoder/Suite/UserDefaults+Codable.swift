@@ -56,13 +56,8 @@ extension UserDefaults {
     }
 
     /// Stores a value in the stored form: the one write of a single key.
-    func store(_ stored: KeyValueEncoder.StoredValue, forKey key: String) throws {
-        try DefaultsSuite.change([self]) { values in
-            switch stored {
-            case .value(let tree): try values.set(tree, forKey: key)
-            case .removal: try values.set(nil, forKey: key)
-            }
-        }
+    func store(_ tree: Any?, forKey key: String) throws {
+        try DefaultsSuite.change([self]) { try $0.set(tree, forKey: key) }
     }
 
     /// Reads and decodes the value stored under `key`.

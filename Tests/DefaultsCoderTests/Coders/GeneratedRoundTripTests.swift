@@ -193,7 +193,7 @@ struct GeneratedRoundTripTests {
                     (
                         "stored",
                         {
-                            guard case .value(let tree) = try encoder.encodeForUserDefaults([date]) else { return nil }
+                            guard let tree = try encoder.encodeForUserDefaults([date]) else { return nil }
                             return tree
                         }
                     ),

@@ -404,7 +404,7 @@ struct StoredFormLost: Error {}
 /// file holds it, parses that and decodes it again; `nil` when the value stores as
 /// nothing (a `nil` removes the key).
 func throughXMLPlist<T: Codable>(_ value: T) throws -> T? {
-    guard case .value(let stored) = try KeyValueEncoder().encodeForUserDefaults(value) else { return nil }
+    guard let stored = try KeyValueEncoder().encodeForUserDefaults(value) else { return nil }
     let data = try PropertyListSerialization.data(fromPropertyList: ["key": stored], format: .xml, options: 0)
     let parsed = try PropertyListSerialization.propertyList(from: data, format: nil)
     guard let object = (parsed as? [String: Any])?["key"] else { throw StoredFormLost() }

@@ -274,7 +274,7 @@ struct KeyValueDecoderTests {
             from: PropertyListEncoder().encode([relative]), format: nil
         )
         #expect(try decoder.decode([URL].self, from: plistForm) == [relative])
-        guard case .value(let stored) = try KeyValueEncoder().encodeForUserDefaults(relative) else {
+        guard let stored = try KeyValueEncoder().encodeForUserDefaults(relative) else {
             Issue.record("a URL is stored as a value")
             return
         }

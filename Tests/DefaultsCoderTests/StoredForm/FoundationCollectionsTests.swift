@@ -20,7 +20,7 @@ struct StoredSample: Sendable, CustomTestStringConvertible {
         self.name = name
         encode = { defaults, key in try defaults.encode(value, forKey: key) }
         tree = {
-            guard case .value(let tree) = try KeyValueEncoder().encodeForUserDefaults(value) else {
+            guard let tree = try KeyValueEncoder().encodeForUserDefaults(value) else {
                 throw StoredFormLost()
             }
             return tree

@@ -455,7 +455,7 @@ struct UserDefaultsCodableTests {
     @Test("every promised value survives the plist file and a new process (written there)")
     func losslessAcrossProcessesWrittenThere() async throws {
         let suite = TestSuite()
-        guard case .value(let stored) = try KeyValueEncoder().encodeForUserDefaults(LosslessFixture()) else {
+        guard let stored = try KeyValueEncoder().encodeForUserDefaults(LosslessFixture()) else {
             Issue.record("the fixture is stored as a value")
             return
         }
