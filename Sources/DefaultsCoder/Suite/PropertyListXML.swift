@@ -28,21 +28,22 @@ enum PropertyListXML {
     /// A complete XML property list whose top-level dictionary holds `entries`, in order.
     /// - Throws: `Unwritable` for a value that is not a property list.
     static func document(_ entries: [Entry]) throws(Unwritable) -> Data {
-        var out = Data(header.utf8)
-        out.append(contentsOf: Array("<dict>\n".utf8))
+        var out = Output()
+        out.bytes.reserveCapacity(4_096)
+        out.append(header)
+        out.append("<dict>\n")
         for entry in entries {
-            out.append(0x09)
-            appendElement("key", escaping: entry.key, to: &out)
-            out.append(0x0A)
-            out.append(0x09)
+            out.append("\t<key>")
+            out.append(escaping: entry.key)
+            out.append("</key>\n\t")
             switch entry.value {
-            case .tree(let tree): try append(tree, indent: 1, path: [entry.key], to: &out)
-            case .verbatim(let bytes): out.append(bytes)
+            case .tree(let tree): try out.append(tree, indent: 1, path: [entry.key])
+            case .verbatim(let bytes): out.bytes.append(contentsOf: bytes)
             }
-            out.append(0x0A)
+            out.append("\n")
         }
-        out.append(contentsOf: Array("</dict>\n</plist>\n".utf8))
-        return out
+        out.append("</dict>\n</plist>\n")
+        return Data(out.bytes)
     }
 
     /// Why a tree cannot be written: a value of no property-list type, with where it is.
@@ -52,7 +53,7 @@ enum PropertyListXML {
         var description: String { "\(found) at \(path.joined(separator: ".")) is not a property list value" }
     }
 
-    private static let header = """
+    private static let header: StaticString = """
         <?xml version="1.0" encoding="UTF-8"?>
         <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
         <plist version="1.0">
@@ -61,79 +62,103 @@ enum PropertyListXML {
 
     // MARK: - Writing values
 
-    private static func append(_ value: Any, indent: Int, path: @autoclosure () -> [String], to out: inout Data) throws(Unwritable) {
-        switch TreeValue(value) {
-        case .string(let string)?:
-            appendElement("string", escaping: string, to: &out)
-        case .number(let number)?:
-            switch number {
-            case .bool(let bool): out.append(contentsOf: Array((bool ? "<true/>" : "<false/>").utf8))
-            case .signed(let int, _): appendElement("integer", text: String(int), to: &out)
-            case .unsigned(let uint, _): appendElement("integer", text: String(uint), to: &out)
-            case .double(let double): appendElement("real", text: real(double), to: &out)
-            case .float(let float): appendElement("real", text: real(Double(float)), to: &out)
-            case .decimal, .wide, .text: throw Unwritable(path: path(), found: "\(number.type)")
-            }
-        case .date(let date)?:
-            guard let text = dateText(date) else { throw Unwritable(path: path(), found: "Date \(date.timeIntervalSinceReferenceDate)") }
-            appendElement("date", text: text, to: &out)
-        case .data(let data)?:
-            appendElement("data", text: data.base64EncodedString(), to: &out)
-        case .dictionary(let dictionary)?:
-            guard !dictionary.isEmpty else { return out.append(contentsOf: Array("<dict/>".utf8)) }
-            out.append(contentsOf: Array("<dict>\n".utf8))
-            // Sorted, as Foundation writes them: the same tree makes the same file.
-            for key in dictionary.keys.sorted() {
-                appendIndent(indent + 1, to: &out)
-                appendElement("key", escaping: key, to: &out)
-                out.append(0x0A)
-                appendIndent(indent + 1, to: &out)
-                try append(dictionary[key]!, indent: indent + 1, path: path() + [key], to: &out)
-                out.append(0x0A)
-            }
-            appendIndent(indent, to: &out)
-            out.append(contentsOf: Array("</dict>".utf8))
-        case .array(let array)?:
-            guard !array.isEmpty else { return out.append(contentsOf: Array("<array/>".utf8)) }
-            out.append(contentsOf: Array("<array>\n".utf8))
-            for (index, element) in array.enumerated() {
-                appendIndent(indent + 1, to: &out)
-                try append(element, indent: indent + 1, path: path() + ["[\(index)]"], to: &out)
-                out.append(0x0A)
-            }
-            appendIndent(indent, to: &out)
-            out.append(contentsOf: Array("</array>".utf8))
-        case nil:
-            throw Unwritable(path: path(), found: "\(type(of: value))")
+    /// The bytes of a document as they are written.
+    private struct Output {
+        var bytes: [UInt8] = []
+
+        mutating func append(_ text: StaticString) {
+            bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
         }
-    }
 
-    private static func appendIndent(_ count: Int, to out: inout Data) {
-        out.append(contentsOf: repeatElement(0x09, count: count))
-    }
+        mutating func append(_ text: String) {
+            bytes.append(contentsOf: text.utf8)
+        }
 
-    private static func appendElement(_ name: String, text: String, to out: inout Data) {
-        out.append(contentsOf: Array("<\(name)>\(text)</\(name)>".utf8))
-    }
-
-    /// The element with `text` escaped; every other scalar as it is (the reader keeps a
-    /// carriage return, a tab or a noncharacter as written).
-    private static func appendElement(_ name: String, escaping text: String, to out: inout Data) {
-        out.append(contentsOf: Array("<\(name)>".utf8))
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "&"): out.append(contentsOf: Array("&amp;".utf8))
-            case UInt8(ascii: "<"): out.append(contentsOf: Array("&lt;".utf8))
-            case UInt8(ascii: ">"): out.append(contentsOf: Array("&gt;".utf8))
-            default: out.append(byte)
+        /// `text` with `&`, `<` and `>` escaped; every other scalar as it is (the reader
+        /// keeps a carriage return, a tab or a noncharacter as written).
+        mutating func append(escaping text: String) {
+            let special: (UInt8) -> Bool = { $0 == UInt8(ascii: "&") || $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: ">") }
+            guard text.utf8.contains(where: special) else { return bytes.append(contentsOf: text.utf8) }
+            for byte in text.utf8 {
+                switch byte {
+                case UInt8(ascii: "&"): append("&amp;")
+                case UInt8(ascii: "<"): append("&lt;")
+                case UInt8(ascii: ">"): append("&gt;")
+                default: bytes.append(byte)
+                }
             }
         }
-        out.append(contentsOf: Array("</\(name)>".utf8))
+
+        mutating func indent(_ count: Int) {
+            bytes.append(contentsOf: repeatElement(0x09, count: count))
+        }
+
+        mutating func append(_ value: Any, indent level: Int, path: @autoclosure () -> [String]) throws(Unwritable) {
+            switch TreeValue(value) {
+            case .string(let string)?:
+                append("<string>")
+                append(escaping: string)
+                append("</string>")
+            case .number(let number)?:
+                switch number {
+                case .bool(let bool): append(bool ? "<true/>" : "<false/>")
+                case .signed(let int, _): element("integer", String(int))
+                case .unsigned(let uint, _): element("integer", String(uint))
+                case .double(let double): element("real", PropertyListXML.real(double))
+                case .float(let float): element("real", PropertyListXML.real(Double(float)))
+                case .decimal, .wide, .text: throw Unwritable(path: path(), found: "\(number.type)")
+                }
+            case .date(let date)?:
+                guard let text = PropertyListXML.dateText(date) else {
+                    throw Unwritable(path: path(), found: "Date \(date.timeIntervalSinceReferenceDate)")
+                }
+                element("date", text)
+            case .data(let data)?:
+                element("data", data.base64EncodedString())
+            case .dictionary(let dictionary)?:
+                guard !dictionary.isEmpty else { return append("<dict/>") }
+                append("<dict>\n")
+                // Sorted, as Foundation writes them: the same tree makes the same file.
+                for key in dictionary.keys.sorted() {
+                    indent(level + 1)
+                    append("<key>")
+                    append(escaping: key)
+                    append("</key>\n")
+                    indent(level + 1)
+                    try append(dictionary[key]!, indent: level + 1, path: path() + [key])
+                    append("\n")
+                }
+                indent(level)
+                append("</dict>")
+            case .array(let array)?:
+                guard !array.isEmpty else { return append("<array/>") }
+                append("<array>\n")
+                for (index, element) in array.enumerated() {
+                    indent(level + 1)
+                    try append(element, indent: level + 1, path: path() + ["[\(index)]"])
+                    append("\n")
+                }
+                indent(level)
+                append("</array>")
+            case nil:
+                throw Unwritable(path: path(), found: "\(type(of: value))")
+            }
+        }
+
+        private mutating func element(_ name: StaticString, _ text: String) {
+            append("<")
+            append(name)
+            append(">")
+            append(text)
+            append("</")
+            append(name)
+            append(">")
+        }
     }
 
     /// The shortest text that reads back to the same `Double`, in the words Foundation's
     /// reader knows for the special values.
-    private static func real(_ value: Double) -> String {
+    fileprivate static func real(_ value: Double) -> String {
         if value.isNaN { return "nan" }
         if value.isInfinite { return value < 0 ? "-infinity" : "+infinity" }
         return value.description

@@ -410,20 +410,27 @@ final class SuiteFile: @unchecked Sendable {
         guard let file else {
             return values.keys.sorted().map { PropertyListXML.Entry(key: $0, value: .tree(values[$0]!)) }
         }
-        var changed: [[UInt8]: Any?] = [:]
-        for key in order { changed[Array(key.utf8)] = changes[key]! }
+        // A file key is replaced only by the change's key spelled with the same scalars.
+        func isChanged(_ key: String) -> Bool {
+            guard let index = changes.index(forKey: key) else { return false }
+            return changes.keys[index].utf8.elementsEqual(key.utf8)
+        }
         var entries: [PropertyListXML.Entry] = []
         entries.reserveCapacity(file.count + order.count)
-        var placed = Set<[UInt8]>()
+        var placed: [String] = []
+        func place(_ key: String) -> Bool {
+            guard !placed.contains(where: { $0.utf8.elementsEqual(key.utf8) }) else { return false }
+            placed.append(key)
+            return true
+        }
         for entry in file {
-            let key = Array(entry.key.utf8)
-            guard let change = changed[key] else {
+            guard isChanged(entry.key) else {
                 entries.append(entry)
                 continue
             }
-            if placed.insert(key).inserted, let tree = change { entries.append(.init(key: entry.key, value: .tree(tree))) }
+            if place(entry.key), let tree = changes[entry.key]! { entries.append(.init(key: entry.key, value: .tree(tree))) }
         }
-        for key in order where placed.insert(Array(key.utf8)).inserted {
+        for key in order where place(key) {
             if let tree = changes[key]! { entries.append(.init(key: key, value: .tree(tree))) }
         }
         return entries
