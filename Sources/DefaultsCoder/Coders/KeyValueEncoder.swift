@@ -79,28 +79,6 @@ enum Slot {
     case unkeyed(UnkeyedStorage)
 }
 
-/// The state of the value an `EncoderImpl` is encoding: where it sits, what it wrote,
-/// and how its encoder was misused. One value, saved and restored as one.
-struct ValueState {
-    /// The node of the container that holds the value.
-    var parent: CodingPathNode?
-    /// The value's step below `parent`, or `nil` when it is the same value (the root, or
-    /// a value encoded through a single value container).
-    var step: PathStep?
-    var slot: Slot = .empty
-    /// The tree written through the single value container, while `slot` is `.value`.
-    var single: Any?
-    /// A misuse of the value's encoder (a second kind of container, a container too
-    /// deep), thrown as soon as its `encode(to:)` returns: the protocol gives those calls
-    /// no way to throw.
-    var misuse: CoderMisuse?
-
-    /// Takes the value's step into `levels` and returns its container's node.
-    mutating func settle(in levels: inout PathLevels) -> CodingPathNode? {
-        levels.settle(&step, below: &parent)
-    }
-}
-
 /// A value that is complete only when its parent is flattened: a nested container or a
 /// super encoder, which the caller may go on writing to after the call that made it.
 enum Pending {
@@ -238,19 +216,24 @@ final class EncoderImpl: Encoder, SingleValueEncodingContainer {
     // The state below is written several times per value; it is only ever touched by
     // the thread running the encode, so runtime exclusivity checks are switched off.
 
-    /// The state of the value being encoded, set aside as one around each nested value
-    /// (`boxEncodable`), as swift-foundation's coders take an encoder per value.
-    @exclusivity(unchecked) private var state: ValueState
+    /// The node of the container that holds the value being encoded.
+    @exclusivity(unchecked) private var parent: CodingPathNode?
+    /// The value's step below `parent`, or `nil` when it is the same value (the root, or
+    /// a value encoded through a single value container).
+    @exclusivity(unchecked) private var step: PathStep?
+    @exclusivity(unchecked) private var slot: Slot = .empty
+    /// The tree written through the single value container, while `slot` is `.value`.
+    @exclusivity(unchecked) private var single: Any?
+    /// A misuse of this value's encoder (a second kind of container, a container too
+    /// deep), thrown as soon as its `encode(to:)` returns: the protocol gives those
+    /// calls no way to throw.
+    @exclusivity(unchecked) private var misuse: CoderMisuse?
     @exclusivity(unchecked) private var nesting = NestingGuard()
     @exclusivity(unchecked) private var modelTypes = ModelTypes()
     @exclusivity(unchecked) private var keyedPool: [KeyedStorage] = []
     @exclusivity(unchecked) private var unkeyedPool: [UnkeyedStorage] = []
 
-    convenience init(options: KeyValueEncoder, form: any EncodingForm, levels: PathLevels, parent: CodingPathNode?, step: PathStep?) {
-        self.init(options: options, form: form, levels: levels, state: ValueState(parent: parent, step: step), nesting: NestingGuard())
-    }
-
-    private init(options: KeyValueEncoder, form: any EncodingForm, levels: PathLevels, state: ValueState, nesting: NestingGuard) {
+    init(options: KeyValueEncoder, form: any EncodingForm, levels: PathLevels, parent: CodingPathNode?, step: PathStep?) {
         self.options = options
         self.form = form
         self.levels = levels
@@ -264,18 +247,18 @@ final class EncoderImpl: Encoder, SingleValueEncodingContainer {
             usesKeysAsTheyAre = false
             convertsKeys = true
         }
-        self.state = state
-        self.nesting = nesting
+        self.parent = parent
+        self.step = step
     }
 
-    var codingPath: [any CodingKey] { levels.codingPath(of: state.parent, then: state.step) }
+    var codingPath: [any CodingKey] { levels.codingPath(of: parent, then: step) }
 
     // MARK: Encoder
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        let node = state.settle(in: &levels)
+        let node = levels.settle(&step, below: &parent)
         let storage: KeyedStorage
-        switch state.slot {
+        switch slot {
         case .keyed(let existing):
             storage = existing
         case .empty:
@@ -285,29 +268,29 @@ final class EncoderImpl: Encoder, SingleValueEncodingContainer {
             // times. Nested containers start empty, since deep values are mostly small.
             let capacity = storage.capacityHint > 0 ? storage.capacityHint : (node == nil ? 12 : 0)
             if capacity > 0 { storage.dictionary = KeyedStorage.emptyDictionary(capacity: capacity) }
-            state.slot = .keyed(storage)
+            slot = .keyed(storage)
             checkContainerDepth(node)
         case .value, .unkeyed:
             storage = KeyedStorage()
-            state.misuse = state.misuse ?? .keyedAfterOther
+            misuse = misuse ?? .keyedAfterOther
         }
         return KeyedEncodingContainer(EncodingKeyedContainer<Key>(encoder: self, storage: storage, node: node))
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
-        let node = state.settle(in: &levels)
+        let node = levels.settle(&step, below: &parent)
         let storage: UnkeyedStorage
-        switch state.slot {
+        switch slot {
         case .unkeyed(let existing):
             storage = existing
         case .empty:
             storage = unkeyedPool.popLast() ?? UnkeyedStorage()
             if storage.capacityHint > 0 { storage.array.reserveCapacity(storage.capacityHint) }
-            state.slot = .unkeyed(storage)
+            slot = .unkeyed(storage)
             checkContainerDepth(node)
         case .value, .keyed:
             storage = UnkeyedStorage()
-            state.misuse = state.misuse ?? .unkeyedAfterOther
+            misuse = misuse ?? .unkeyedAfterOther
         }
         return EncodingUnkeyedContainer(encoder: self, storage: storage, node: node)
     }
@@ -318,7 +301,7 @@ final class EncoderImpl: Encoder, SingleValueEncodingContainer {
     /// than the form allows.
     private func checkContainerDepth(_ node: CodingPathNode?) {
         if !allowsContainer(at: node) {
-            state.misuse = state.misuse ?? .tooDeep(message: form.depthProblem)
+            misuse = misuse ?? .tooDeep(message: form.depthProblem)
         }
     }
 
@@ -344,12 +327,12 @@ final class EncoderImpl: Encoder, SingleValueEncodingContainer {
     // MARK: SingleValueEncodingContainer
 
     private func setSingle(_ value: Any?) {
-        guard case .empty = state.slot else {
-            state.misuse = state.misuse ?? .valueAfterOther
+        guard case .empty = slot else {
+            misuse = misuse ?? .valueAfterOther
             return
         }
-        state.slot = .value
-        state.single = value
+        slot = .value
+        single = value
     }
 
     /// A `PropertyListValue`'s date: as any date, but one the form would write as a
@@ -379,7 +362,7 @@ final class EncoderImpl: Encoder, SingleValueEncodingContainer {
     func encode(_ value: Int128) throws { setSingle(form.integer(value)) }
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     func encode(_ value: UInt128) throws { setSingle(form.integer(value)) }
-    func encode<T: Encodable>(_ value: T) throws { setSingle(try box(value, parent: state.parent, step: state.step)) }
+    func encode<T: Encodable>(_ value: T) throws { setSingle(try box(value, parent: parent, step: step)) }
 
     // MARK: Boxing
 
@@ -467,24 +450,37 @@ final class EncoderImpl: Encoder, SingleValueEncodingContainer {
         // The value being encoded was already misused (a container past the depth
         // limit): going on into its children would recurse until the stack ends, and
         // report a reference cycle as the stack's fault rather than the nesting's.
-        if let misuse = state.misuse { throw EncodingError.invalid(value, misuse.message, at: codingPath) }
+        if let misuse { throw EncodingError.invalid(value, misuse.message, at: codingPath) }
         try nesting.enter { EncodingError.tooDeep(value, $0, in: levels, at: parent, step) }
         // The levels this value's containers push are dropped once it is flattened.
         let height = levels.height
-        // Swapped in and out, not copied: a step holds an existential key, and each
-        // copy of one is a call through the key type's value witnesses. `other` holds
-        // the state the encoder does not: this value's until the first swap, then the
-        // outer value's (whose single tree, if any, waits there too: a container kept
-        // from another value may still encode into this encoder).
-        var other = ValueState(parent: parent, step: step)
-        swap(&state, &other)
+        // The state is swapped in and out, not copied: a step holds an existential
+        // key, and each copy of one (and each test of its optional) is a call through
+        // the key type's value witnesses. Each `other…` holds the state the encoder
+        // does not: this value's until the first swap, then the outer value's.
+        var otherParent = parent
+        var otherStep = step
+        var otherSlot = Slot.empty
+        var otherMisuse: CoderMisuse?
+        swap(&self.parent, &otherParent)
+        swap(&self.step, &otherStep)
+        swap(&self.slot, &otherSlot)
+        swap(&self.misuse, &otherMisuse)
+        // The outer value's single tree, when it has one, waits here too: a container
+        // kept from another value may still encode into this encoder.
+        var otherSingle: Any?
+        if case .value = otherSlot { swap(&self.single, &otherSingle) }
         defer {
-            swap(&state, &other)
+            swap(&self.parent, &otherParent)
+            swap(&self.step, &otherStep)
+            swap(&self.slot, &otherSlot)
+            swap(&self.misuse, &otherMisuse)
+            if case .value = self.slot { swap(&self.single, &otherSingle) }
             levels.pop(to: height)
             nesting.leave()
         }
         try value.encode(to: self)
-        if let misuse = state.misuse {
+        if let misuse = self.misuse {
             throw EncodingError.invalid(value, misuse.message, at: codingPath)
         }
         return try finishSlot()
@@ -493,13 +489,13 @@ final class EncoderImpl: Encoder, SingleValueEncodingContainer {
     /// Flattens what the current value wrote, and clears it.
     private func finishSlot() throws -> Any? {
         var written = Slot.empty
-        swap(&state.slot, &written)
+        swap(&slot, &written)
         switch consume written {
         case .empty:
             // As JSONEncoder does: a value that writes nothing is an empty dictionary.
             return [String: Any]()
         case .value:
-            return state.single.take()
+            return single.take()
         case .keyed(let storage):
             let result = try storage.finish(self)
             // Moved, not copied, into the pool: each copy is a retain and a release.
@@ -522,7 +518,7 @@ final class EncoderImpl: Encoder, SingleValueEncodingContainer {
         case .unkeyed(let storage):
             return try storage.finish(self)
         case .encoder(let encoder):
-            if let misuse = encoder.state.misuse {
+            if let misuse = encoder.misuse {
                 throw EncodingError.invalid(Optional<Any>.none as Any, misuse.message, at: encoder.codingPath)
             }
             return try encoder.finishSlot()
@@ -632,17 +628,19 @@ final class EncoderImpl: Encoder, SingleValueEncodingContainer {
     /// A super encoder for the value `step` below the container at `node`, starting from
     /// what is already there (`existing`), as Foundation's coders merge into it.
     func makeSuperEncoder(at node: CodingPathNode?, step: PathStep, existing: Any?) -> EncoderImpl {
-        var state = ValueState(parent: node, step: step)
+        let encoder = EncoderImpl(options: options, form: form, levels: levels, parent: node, step: step)
+        encoder.nesting = nesting
         if let existing {
             if let dictionary = existing as? [String: Any] {
-                state.slot = .keyed(KeyedStorage(merging: dictionary))
+                encoder.slot = .keyed(KeyedStorage(merging: dictionary))
             } else if let array = existing as? [Any] {
-                state.slot = .unkeyed(UnkeyedStorage(merging: array))
+                encoder.slot = .unkeyed(UnkeyedStorage(merging: array))
             } else {
-                (state.slot, state.single) = (.value, existing)
+                encoder.slot = .value
+                encoder.single = existing
             }
         }
-        return EncoderImpl(options: options, form: form, levels: levels, state: state, nesting: nesting)
+        return encoder
     }
 }
 
