@@ -228,7 +228,9 @@ extension PropertyListValue: Codable {
     /// - Parameter decoder: The decoder to read from.
     /// - Throws: `DecodingError.typeMismatch` when the value is none of the kinds.
     public init(from decoder: any Decoder) throws {
-        if let tree = decoder.userInfo[.propertyListTree], let node = Self.node(in: tree, at: decoder.codingPath), let value = PropertyListValue(node) {
+        if let tree = decoder.userInfo[.propertyListTree] as? PropertyListTree, let node = Self.node(in: tree.value, at: decoder.codingPath),
+            let value = PropertyListValue(node)
+        {
             self = value
             return
         }
@@ -287,6 +289,12 @@ extension PropertyListValue {
         }
         return node
     }
+}
+
+/// A tree read from property-list bytes, handed to a decoder in its `userInfo`.
+struct PropertyListTree: @unchecked Sendable {
+    // Unchecked: a tree of Foundation's property-list values, never mutated once read.
+    let value: Any
 }
 
 extension CodingUserInfoKey {

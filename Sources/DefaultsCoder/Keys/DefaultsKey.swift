@@ -226,7 +226,7 @@ public enum LegacyFormat: Sendable, Equatable {
             guard let data = object as? Data else { return nil }
             let decoder = PropertyListDecoder()
             // The tree too, so that a `PropertyListValue` in it keeps its kind.
-            decoder.userInfo[.propertyListTree] = try? PropertyListReader.propertyList(from: data)
+            decoder.userInfo[.propertyListTree] = (try? PropertyListReader.propertyList(from: data)).map(PropertyListTree.init)
             return try decoder.decodeChecked(Value.self, from: data)
         case .jsonString:
             guard let string = object as? String else { return nil }
