@@ -670,28 +670,4 @@ struct KeyValueDecoderStrategyTests {
         #expect(KeyValueDecoder.NilDecodingStrategy.nsNull.isNull(NSNull()))
     }
 
-    @Test("the renamed strategies' old spellings still work")
-    func oldSpellings() throws {
-        let old = try (OldStrategySpellings() as any StrategySpellings).strategies()
-        #expect(old.nilIsNull("x") && !old.nilIsNull("y"))
-        #expect(!old.removedIsNull("x"))
-        var decoder = KeyValueDecoder()
-        decoder.intDecodingStrategy = old.clamping
-        #expect(try decoder.decode(Int8.self, from: 300) == 127)
-    }
-}
-
-/// Called through a protocol, so that the deprecated names are used without a warning
-/// (the build treats warnings as errors).
-private protocol StrategySpellings {
-    func strategies() throws -> (nilIsNull: (Any) -> Bool, removedIsNull: (Any) -> Bool, clamping: KeyValueDecoder.IntDecodingStrategy)
-}
-
-private struct OldStrategySpellings: StrategySpellings {
-    @available(*, deprecated, message: "uses the deprecated names on purpose")
-    func strategies() throws -> (nilIsNull: (Any) -> Bool, removedIsNull: (Any) -> Bool, clamping: KeyValueDecoder.IntDecodingStrategy) {
-        let placeholder = KeyValueDecoder.NilDecodingStrategy.placeholder("x") { ($0 as? String) == "x" }
-        let removed = KeyValueDecoder.NilDecodingStrategy.removed
-        return (placeholder.isNull, removed.isNull, .clamping(roundingRule: nil))
-    }
 }

@@ -109,33 +109,6 @@ struct ArchivedObjectTests {
     }
 
     #if !canImport(Darwin)
-    @Test(
-        "a hostile archive throws DecodingError with the key, before the unarchiver can trap or misread it",
-        arguments: [
-            (
-                archive(arrayObjects: "<array><dict><key>CF$UID</key><integer>2</integer></dict><dict><key>CF$UID</key><integer>1</integer></dict></array>"),
-                "it holds a reference cycle"
-            ),
-            (archive(arrayObjects: "<array><dict><key>CF$UID</key><integer>40</integer></dict></array>"), "it refers to object 40 of 9"),
-            (archive(root: 99), "it refers to object 99 of 9"),
-            (archive(dateClass: 5), "object 2 does not name its class"),
-            (archive(dateClass: 77), "object 2 does not name its class"),
-            (archive(keys: [5], values: [6, 6]), "its NSDictionary holds 1 keys and 2 objects"),
-            (archive(time: "<string>soon</string>"), "its NSDate holds no time"),
-            (archive(arrayObjects: "<string>x</string>"), "its NSArray holds no objects"),
-            (deepArchive(depth: 20_000), "it nests deeper than 512 objects"),
-            (Data("<plist><dict/></plist>".utf8), "it is not a keyed archive"),
-        ] as [(Data, String)])
-    func hostileArchive(data: Data, reason: String) {
-        let error = caught(DecodingError.self) { try KeyValueDecoder().decode([String: ArchivedObject<NSArray>].self, from: ["a": data]) }
-        guard case .dataCorrupted(let context)? = error else {
-            Issue.record("expected dataCorrupted, got \(String(describing: error))")
-            return
-        }
-        #expect(context.debugDescription == "Cannot unarchive NSArray: \(reason)")
-        #expect(context.codingPath.map(\.stringValue) == ["a"])
-    }
-
     /// Not top-level: corelibs' archiver names classes by `NSStringFromClass`, which
     /// stops the process for one nested in a type.
     final class Nested: NSObject, NSSecureCoding {

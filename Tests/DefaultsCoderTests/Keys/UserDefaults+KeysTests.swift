@@ -188,34 +188,6 @@ struct LegacySharedKindTests {
     }
 }
 
-/// The names renamed in 0.4 still compile, deprecated, and do what the new ones do.
-@Suite("UserDefaults+Keys, deprecated names")
-struct DeprecatedKeyNamesTests {
-    @Test("value(for:), set(_:for:) and removeValue(for:) forward to read, write and reset")
-    func oldSpellings() throws {
-        let suite = TestSuite()
-        try (OldSpellings() as any SpellingRoundTrip).run(suite.defaults)
-        #expect(try suite.defaults.read(DefaultsKey<Int>("old", default: 7)) == 7)
-        #expect(suite.defaults.object(forKey: "old") == nil)
-    }
-}
-
-/// Called through a protocol, so that the deprecated names are used without a warning
-/// (the build treats warnings as errors).
-private protocol SpellingRoundTrip {
-    func run(_ defaults: UserDefaults) throws
-}
-
-private struct OldSpellings: SpellingRoundTrip {
-    @available(*, deprecated, message: "uses the deprecated names on purpose")
-    func run(_ defaults: UserDefaults) throws {
-        let key = DefaultsKey<Int>("old", default: 7)
-        try defaults.set(3, for: key)
-        #expect(try defaults.value(for: key) == 3)
-        try defaults.removeValue(for: key)
-    }
-}
-
 /// What a user of sindresorhus/Defaults reaches for.
 @Suite("UserDefaults+Keys, for Defaults users")
 struct DefaultsUserFeatureTests {

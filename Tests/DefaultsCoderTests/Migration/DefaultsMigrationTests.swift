@@ -378,29 +378,3 @@ struct DefaultsMigrationTests {
         #endif
     }
 }
-
-/// The typed-key conversion's old label order still compiles, deprecated.
-@Suite("DefaultsMigration, deprecated names")
-struct DeprecatedMigrationNamesTests {
-    @Test("convert(_:from:legacy:to:_:) forwards to convert(_:from:to:legacy:_:)")
-    func oldLabelOrder() throws {
-        let suite = TestSuite()
-        suite.defaults.set(3, forKey: "old")
-        let key = DefaultsKey<Int>(uniqueKey("new"), default: 0)
-        let step = (OldConvertSpelling() as any ConvertSpelling).step(to: key)
-        #expect(try suite.defaults.migrate(DefaultsMigration(version: 1, step)) == 1)
-        #expect(suite.defaults[key] == 6)
-    }
-}
-
-/// Called through a protocol, so that the deprecated name is used without a warning.
-private protocol ConvertSpelling {
-    func step(to key: DefaultsKey<Int>) -> DefaultsMigration.Step
-}
-
-private struct OldConvertSpelling: ConvertSpelling {
-    @available(*, deprecated, message: "uses the deprecated name on purpose")
-    func step(to key: DefaultsKey<Int>) -> DefaultsMigration.Step {
-        .convert("old", from: Int.self, legacy: nil, to: key) { $0 * 2 }
-    }
-}
