@@ -236,16 +236,11 @@ enum CoderMisuse: Equatable {
     }
 }
 
-/// Why a string cannot be a dictionary key in a form (`EncodingForm.problem(withKey:)`).
+/// Why a string cannot be a dictionary key in a form (`EncodingForm.problem(withKey:)`);
+/// the form that refuses it says why in words (`EncodingForm.message(for:)`).
 enum KeyProblem: Equatable {
-    /// It begins with U+FEFF, which the suite's property-list file drops.
+    /// It begins with U+FEFF, which a property-list file drops.
     case leadingByteOrderMark
-
-    var message: String {
-        switch self {
-        case .leadingByteOrderMark: return "Cannot store a key that begins with U+FEFF in UserDefaults (the property list file drops it)"
-        }
-    }
 }
 
 // MARK: - Builders from a path node

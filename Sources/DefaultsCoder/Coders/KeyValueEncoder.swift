@@ -433,7 +433,7 @@ final class EncoderImpl: Encoder, SingleValueEncodingContainer {
         var result: [String: Any] = [:]
         result.reserveCapacity(dictionary.count)
         for (key, value) in dictionary {
-            if let problem = form.problem(withKey: key)?.message {
+            if let problem = form.problem(withKey: key).map(form.message(for:)) {
                 throw EncodingError.invalid(value, problem, in: levels, at: node, .key(KeyValueCodingKey(stringValue: key)))
             }
             if let boxed = try box(value, parent: node, step: .key(KeyValueCodingKey(stringValue: key))) {
@@ -608,7 +608,7 @@ final class EncoderImpl: Encoder, SingleValueEncodingContainer {
         case .useDefaultKeys:
             name = key.stringValue
             if let problem = form.problem(withKey: name) {
-                return (name, .invalid(key.stringValue, problem.message, in: levels, at: node, .key(key)))
+                return (name, .invalid(key.stringValue, form.message(for: problem), in: levels, at: node, .key(key)))
             }
             return (name, nil)
         case .convertToSnakeCase:
@@ -620,7 +620,7 @@ final class EncoderImpl: Encoder, SingleValueEncodingContainer {
             return (name, .invalid(key.stringValue, "Keys \"\(previous)\" and \"\(key.stringValue)\" both become \"\(name)\"", in: levels, at: node, .key(key)))
         }
         if let problem = form.problem(withKey: name) {
-            return (name, .invalid(key.stringValue, problem.message, in: levels, at: node, .key(key)))
+            return (name, .invalid(key.stringValue, form.message(for: problem), in: levels, at: node, .key(key)))
         }
         return (name, nil)
     }

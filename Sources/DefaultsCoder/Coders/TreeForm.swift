@@ -47,6 +47,8 @@ protocol EncodingForm: AnyObject {
     func custom(_ value: Any, depth: Int, path: () -> [any CodingKey]) throws -> Any
     /// Why `key` cannot be a dictionary key in this form, or `nil` when it can.
     func problem(withKey key: String) -> KeyProblem?
+    /// The words of an error for `problem`, which this form found.
+    func message(for problem: KeyProblem) -> String
 }
 
 /// How the decoder reads the values whose tree form is a choice.
@@ -123,6 +125,7 @@ final class PlainEncodingForm: EncodingForm, @unchecked Sendable {
     func decimal(_ value: Decimal, path: () -> [any CodingKey]) throws -> Any { value }
     func custom(_ value: Any, depth: Int, path: () -> [any CodingKey]) throws -> Any { value }
     @inline(__always) func problem(withKey key: String) -> KeyProblem? { nil }
+    func message(for problem: KeyProblem) -> String { "\(problem)" }
 }
 
 /// The `Any` tree as the decoder's strategies describe it.

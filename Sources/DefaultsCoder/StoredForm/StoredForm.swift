@@ -285,7 +285,7 @@ final class StoredEncodingForm: EncodingForm, Sendable {
             result.reserveCapacity(dictionary.count)
             for (key, element) in dictionary {
                 let elementPath = path() + [KeyValueCodingKey(stringValue: key)]
-                if let problem = problem(withKey: key) { throw EncodingError.invalid(value, problem.message, at: elementPath) }
+                if let problem = problem(withKey: key) { throw EncodingError.invalid(value, message(for: problem), at: elementPath) }
                 result[key] = try storable(element, depth: depth + 1, path: elementPath)
             }
             return result
@@ -305,6 +305,12 @@ final class StoredEncodingForm: EncodingForm, Sendable {
 
     private func tooDeep(_ value: Any, _ path: [any CodingKey]) -> EncodingError {
         .invalid(value, depthProblem, at: path)
+    }
+
+    func message(for problem: KeyProblem) -> String {
+        switch problem {
+        case .leadingByteOrderMark: return "Cannot store a key that begins with U+FEFF in UserDefaults (the property list file drops it)"
+        }
     }
 
     func problem(withKey key: String) -> KeyProblem? {

@@ -137,7 +137,7 @@ final class DefaultsSuite: @unchecked Sendable {
         /// - Throws: `EncodingError.invalidValue` for a key the suite's file cannot keep.
         mutating func set(_ tree: Any?, forKey key: String, in index: Int = 0) throws {
             if let problem = StoredEncodingForm.shared.problem(withKey: key) {
-                throw EncodingError.invalid(tree ?? StoredForm.none, problem.message, at: [])
+                throw EncodingError.invalid(tree ?? StoredForm.none, StoredEncodingForm.shared.message(for: problem), at: [])
             }
             if tree == nil && value(forKey: key, in: index) == nil { return }
             if domains[index].changes.updateValue(tree, forKey: key) == nil { domains[index].order.append(key) }
