@@ -450,7 +450,7 @@ final class EncoderImpl: Encoder, SingleValueEncodingContainer {
         // The value being encoded was already misused (a container past the depth
         // limit): going on into its children would recurse until the stack ends, and
         // report a reference cycle as the stack's fault rather than the nesting's.
-        if let misuse { throw EncodingError.invalid(value, misuse.message, at: codingPath) }
+        if misuse != nil { throw misused(value) }
         try nesting.enter { EncodingError.tooDeep(value, $0, in: levels, at: parent, step) }
         // The levels this value's containers push are dropped once it is flattened.
         let height = levels.height
@@ -480,10 +480,16 @@ final class EncoderImpl: Encoder, SingleValueEncodingContainer {
             nesting.leave()
         }
         try value.encode(to: self)
-        if let misuse = self.misuse {
-            throw EncodingError.invalid(value, misuse.message, at: codingPath)
-        }
+        if misuse != nil { throw misused(value) }
         return try finishSlot()
+    }
+
+    /// The error for the misuse of the value being encoded. Not inlined: its locals would
+    /// grow the frame of every level of `boxEncodable`, and so how deep the stack lets a
+    /// value go (several hundred bytes a level under AddressSanitizer).
+    @inline(never)
+    private func misused(_ value: Any) -> EncodingError {
+        EncodingError.invalid(value, misuse?.message ?? "", at: codingPath)
     }
 
     /// Flattens what the current value wrote, and clears it.

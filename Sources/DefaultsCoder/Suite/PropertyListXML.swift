@@ -19,10 +19,12 @@ enum PropertyListXML {
         let value: Value
     }
 
-    /// A value to write: a tree, or the bytes of a value element as a file held them.
+    /// A value to write: a tree, or the bytes of a value element as a file held them
+    /// (an array, not `Data`: a file object keeps them, and `Data` keeps its storage
+    /// pointer in spare bits, where LeakSanitizer takes it for leaked).
     enum Value {
         case tree(Any)
-        case verbatim(Data)
+        case verbatim([UInt8])
     }
 
     /// A complete XML property list whose top-level dictionary holds `entries`, in order.
@@ -214,7 +216,7 @@ enum PropertyListXML {
                 guard scanner.consume("<key>"), let key = scanner.text(until: "</key>") else { return nil }
                 scanner.skipMisc()
                 guard let range = scanner.element() else { return nil }
-                entries.append(Entry(key: key, value: .verbatim(data.subdata(in: range))))
+                entries.append(Entry(key: key, value: .verbatim(Array(buffer[range]))))
             }
             scanner.skipMisc()
             guard scanner.consume("</plist>") else { return nil }
