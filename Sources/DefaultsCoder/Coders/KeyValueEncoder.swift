@@ -488,7 +488,7 @@ final class EncoderImpl: Encoder, SingleValueEncodingContainer {
     /// grow the frame of every level of `boxEncodable`, and so how deep the stack lets a
     /// value go (several hundred bytes a level under AddressSanitizer).
     @inline(never)
-    private func misused(_ value: Any) -> EncodingError {
+    private func misused<T>(_ value: T) -> EncodingError {
         EncodingError.invalid(value, misuse?.message ?? "", at: codingPath)
     }
 

@@ -202,8 +202,14 @@ struct StoredFormTests {
         try checks.add("kept", readAs: String.self, expecting: "kept", "another key of the suite")
         let tooDeep = JSONValue.nested(StoredForm.containerDepthLimit + 1)
         let error = caught(EncodingError.self) { try checks.suite.defaults.encode(tooDeep, forKey: "deeper") }
-        #expect(readablePath(of: error) == "SELF" + String(repeating: "[0]", count: StoredForm.containerDepthLimit))
-        #expect(debugDescription(of: error)?.hasPrefix("Cannot store containers nested deeper than 511 levels in UserDefaults") == true)
+        if ProcessInfo.processInfo.environment["ASAN_OPTIONS"] == nil {
+            #expect(readablePath(of: error) == "SELF" + String(repeating: "[0]", count: StoredForm.containerDepthLimit))
+            #expect(debugDescription(of: error)?.hasPrefix("Cannot store containers nested deeper than 511 levels in UserDefaults") == true)
+        } else {
+            // The write, too, may meet the stack guard first there.
+            let message = debugDescription(of: error) ?? ""
+            #expect(message.hasPrefix("Cannot store containers nested deeper than 511 levels") || message.hasPrefix("Nesting too deep for the stack"))
+        }
         #expect(checks.suite.defaults.object(forKey: "deeper") == nil)
         try await checks.verify()
     }
