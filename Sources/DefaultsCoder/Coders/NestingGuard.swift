@@ -68,6 +68,15 @@ struct NestingGuard {
         }
     }
 
+    /// Goes one level deeper and says so, or stays where it is and returns `false`
+    /// (`leave()` when done, after `true`).
+    @inline(__always)
+    mutating func tryEnter() -> Bool {
+        guard enter() != nil else { return true }
+        leave()
+        return false
+    }
+
     @inline(__always)
     mutating func leave() {
         level -= 1

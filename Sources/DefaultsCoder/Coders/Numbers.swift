@@ -155,31 +155,26 @@ extension NumberValue {
     /// shortest decimal form names exactly the same `Double` (so `0.1` stored as a
     /// `Double` reads as `Float(0.1)`, and `0.123456789` throws).
     var exactFloat: Float? {
-        switch self {
-        case .float(let float): return float
-        case .text(let text): return Self.exactly(Float.self, text)
-        default:
-            guard let double = exactDouble else { return nil }
-            if double.isNaN { return .nan }
-            if let float = Float(exactly: double) { return float }
-            let float = Float(double)
-            guard float.isFinite, Double("\(float)") == double else { return nil }
-            return float
-        }
+        if case .float(let float) = self { return float }
+        return exactly(Float.self)
     }
 
     #if !((os(macOS) || targetEnvironment(macCatalyst)) && arch(x86_64))
     /// The value as a `Float16`, by the rule of `exactFloat`.
-    var exactFloat16: Float16? {
-        if case .text(let text) = self { return Self.exactly(Float16.self, text) }
+    var exactFloat16: Float16? { exactly(Float16.self) }
+    #endif
+
+    /// The value as a binary floating-point type narrower than `Double`, by the rule of
+    /// `exactFloat`.
+    private func exactly<F: BinaryFloatingPoint & LosslessStringConvertible>(_: F.Type) -> F? {
+        if case .text(let text) = self { return Self.exactly(F.self, text) }
         guard let double = exactDouble else { return nil }
         if double.isNaN { return .nan }
-        if let half = Float16(exactly: double) { return half }
-        let half = Float16(double)
-        guard half.isFinite, Double("\(half)") == double else { return nil }
-        return half
+        if let value = F(exactly: double) { return value }
+        let value = F(double)
+        guard value.isFinite, Double("\(value)") == double else { return nil }
+        return value
     }
-    #endif
 
     /// The value as a `Decimal`: integers exactly; binary floating point by its
     /// shortest decimal form (`0.1` becomes `0.1`).

@@ -73,11 +73,7 @@ public enum PropertyListValue: Sendable, Hashable {
         case .date(let date)?: return .date(date)
         case .data(let data)?: return .data(data)
         case .dictionary(let dictionary)?:
-            guard containersLeft > 0 else { return nil }
-            if nesting.enter() != nil {
-                nesting.leave()
-                return nil
-            }
+            guard containersLeft > 0, nesting.tryEnter() else { return nil }
             defer { nesting.leave() }
             var values: [String: PropertyListValue] = [:]
             values.reserveCapacity(dictionary.count)
@@ -87,11 +83,7 @@ public enum PropertyListValue: Sendable, Hashable {
             }
             return .dictionary(values)
         case .array(let array)?:
-            guard containersLeft > 0 else { return nil }
-            if nesting.enter() != nil {
-                nesting.leave()
-                return nil
-            }
+            guard containersLeft > 0, nesting.tryEnter() else { return nil }
             defer { nesting.leave() }
             var values: [PropertyListValue] = []
             values.reserveCapacity(array.count)

@@ -70,10 +70,7 @@ enum KeyedArchiveCheck {
             if checked.contains(reference) { return nil }
             guard !onPath.contains(reference) else { return "it holds a reference cycle" }
             guard depth < NestingGuard.maximumContainers else { return "it nests deeper than \(NestingGuard.maximumContainers) objects" }
-            if nesting.enter() != nil {
-                nesting.leave()
-                return "it nests deeper than the stack allows"
-            }
+            guard nesting.tryEnter() else { return "it nests deeper than the stack allows" }
             defer { nesting.leave() }
             let object = objects[reference]
             guard let entry = object as? [String: Any] else {
