@@ -33,6 +33,11 @@ MACOS_ONLY = [
     r"\bNSAppleScript\b", r"\bNSTask\b", r"\bDistributedNotificationCenter\b",
 ]
 
+# Standard-library and Foundation API newer than the package's minimums (macOS 13,
+# iOS 15, tvOS 15, watchOS 8, visionOS 1), with nothing on the same line saying
+# `#available`/`@available`: `String(validating:as:)` is macOS 15, iOS 18.
+NEWER_THAN_MINIMUMS = [r"\bString\(validating:"]
+
 LINUX_GATES = [r"os\(Linux\)", r"!\s*canImport\(Darwin\)", r"canImport\(Glibc\)", r"canImport\(Musl\)"]
 APPLE_GATES = [r"canImport\(Darwin\)", r"canImport\(ObjectiveC\)", r"os\(macOS\)"]
 MACOS_GATES = [r"os\(macOS\)"]
@@ -91,6 +96,9 @@ def main():
                 if re.search(pattern, text) and not linux_gated(frames):
                     problems.append(f"{path.relative_to(ROOT)}:{number}: Linux-only {pattern} outside a Linux gate")
             if library:
+                for pattern in NEWER_THAN_MINIMUMS:
+                    if re.search(pattern, text) and not linux_gated(frames) and "available" not in text:
+                        problems.append(f"{path.relative_to(ROOT)}:{number}: {pattern} is newer than the package's minimums")
                 for pattern in MACOS_ONLY:
                     if re.search(pattern, text) and not macos_gated(frames):
                         problems.append(f"{path.relative_to(ROOT)}:{number}: macOS-only {pattern} outside #if os(macOS)")

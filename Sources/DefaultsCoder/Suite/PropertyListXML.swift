@@ -285,7 +285,10 @@ enum PropertyListXML {
         mutating func text(until terminator: StaticString) -> String? {
             var scalars: [UInt8] = []
             while !atEnd {
-                if consume(terminator) { return String(validating: scalars, as: UTF8.self) }
+                if consume(terminator) {
+                    // Not `String(validating:as:)`: macOS 15 and iOS 18 only.
+                    return String(bytes: scalars, encoding: .utf8)
+                }
                 let byte = bytes[index]
                 if byte == UInt8(ascii: "<") { return nil }
                 if byte == UInt8(ascii: "&") {
