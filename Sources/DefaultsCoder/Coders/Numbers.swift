@@ -266,8 +266,9 @@ struct DecimalDigits: Equatable {
     var digits: [UInt8]
     var exponent: Int
 
-    /// Reads the grammar of `Decimal(strictString:)`, and the forms Swift prints a
-    /// floating-point number in (`"1e+200"`); `nil` for anything else.
+    /// Reads the grammar of `Decimal(strictString:)`, which is also the forms Swift
+    /// prints a floating-point number in (`"1e+200"`); `nil` for anything else. The one
+    /// reader of that grammar: whether a text is a number at all is whether this reads it.
     init?(_ text: String) {
         var bytes = Substring(text).utf8[...]
         isNegative = bytes.first == UInt8(ascii: "-")
@@ -322,34 +323,10 @@ extension Decimal {
     /// at least one digit. `"1e"`, `"2E-"`, `"."`, `" 1"` and `"0x1"` are not numbers.
     /// (`Decimal(string:)` reads a valid prefix: `"1.5abc"` gives 1.5, `"1e"` gives 1.)
     init?(strictString string: String) {
-        guard Self.isNumberText(string.utf8),
+        guard DecimalDigits(string) != nil,
             let value = Decimal(string: string, locale: Locale(identifier: "en_US_POSIX"))
         else { return nil }
         self = value
-    }
-
-    /// Whether `text` is a whole number in the grammar of `init(strictString:)`.
-    static func isNumberText(_ text: String.UTF8View) -> Bool {
-        var bytes = text[...]
-        func digits() -> Int {
-            let count = bytes.prefix { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }.count
-            bytes = bytes.dropFirst(count)
-            return count
-        }
-        func skip(_ allowed: UInt8...) -> Bool {
-            guard let first = bytes.first, allowed.contains(first) else { return false }
-            bytes = bytes.dropFirst()
-            return true
-        }
-        _ = skip(UInt8(ascii: "+"), UInt8(ascii: "-"))
-        var mantissa = digits()
-        if skip(UInt8(ascii: ".")) { mantissa += digits() }
-        guard mantissa > 0 else { return false }
-        if skip(UInt8(ascii: "e"), UInt8(ascii: "E")) {
-            _ = skip(UInt8(ascii: "+"), UInt8(ascii: "-"))
-            guard digits() > 0 else { return false }
-        }
-        return bytes.isEmpty
     }
 
     /// The text form that `Decimal(strictString:)` reads back to an equal value.

@@ -526,7 +526,7 @@ enum LaunchArgument {
     /// The values `string` may stand for, the number first.
     static func readings(of string: String) -> [Any] {
         var readings: [Any] = []
-        if Decimal.isNumberText(string.utf8) { readings.append(NumberText(text: string)) }
+        if DecimalDigits(string) != nil { readings.append(NumberText(text: string)) }
         switch string.lowercased() {
         case "yes", "true", "1": readings.append(true)
         case "no", "false", "0": readings.append(false)
