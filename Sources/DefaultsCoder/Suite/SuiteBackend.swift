@@ -36,8 +36,10 @@ protocol SuiteBackend: AnyObject, Sendable {
     func storedValues(of defaults: UserDefaults) throws -> [String: Any]
 
     /// Writes a change: `changes` holds the new value of each key in `order` (`nil`
-    /// removes it), `stored` what `storedValues(of:)` gave when the change began.
-    /// Called holding `withLock`.
+    /// removes it), `stored` what `storedValues(of:)` gave when the change began. Keys
+    /// the change does not name keep what the suite holds when it is written (the file
+    /// backend reads the file again then, for what a plain `synchronize()` on another
+    /// thread wrote meanwhile). Called holding `withLock`.
     func write(_ changes: [String: Any?], order: [String], over stored: [String: Any], through defaults: UserDefaults) throws
 
     /// Why the suite's storage cannot be read, or `nil` when it can.

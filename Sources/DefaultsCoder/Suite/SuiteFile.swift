@@ -112,10 +112,17 @@ final class SuiteFile: @unchecked Sendable {
         let problem: UnreadableDefaultsFile?
         /// The file's top-level entries as written, when it is XML the scan reads.
         let entries: [PropertyListXML.Entry]?
+        /// The file's bytes, when they parse: a write compares them with what the file
+        /// holds when it ends (`Base.readAgain(parse:)`).
+        let bytes: Data?
 
-        init(_ stamp: Stamp, _ contents: Result<[String: Any], UnreadableDefaultsFile>, entries: [PropertyListXML.Entry]? = nil) {
+        init(
+            _ stamp: Stamp, _ contents: Result<[String: Any], UnreadableDefaultsFile>, entries: [PropertyListXML.Entry]? = nil,
+            bytes: Data? = nil
+        ) {
             self.stamp = stamp
             self.entries = entries
+            self.bytes = bytes
             switch contents {
             case .success(let values): (self.values, self.problem) = (values, nil)
             case .failure(let problem): (self.values, self.problem) = ([:], problem)
@@ -234,6 +241,11 @@ final class SuiteFile: @unchecked Sendable {
                 && lhs.changed.tv_sec == rhs.changed.tv_sec && lhs.changed.tv_nsec == rhs.changed.tv_nsec
         }
 
+        /// Whether both are of one file: the same device and inode.
+        func isFile(of other: Stamp) -> Bool {
+            device == other.device && inode == other.inode
+        }
+
         init(_ info: stat) {
             device = UInt64(info.st_dev)
             inode = UInt64(info.st_ino)
@@ -275,11 +287,12 @@ final class SuiteFile: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(2)
         var pause: UInt32 = 1_000
         while true {
-            let (result, entries) = parse()
-            guard case .failure = result else {
-                known.withLock { $0 = Snapshot(found, result, entries: entries) }
-                return result
+            let snapshot = parse(stamped: found)
+            guard snapshot.problem != nil else {
+                known.withLock { $0 = snapshot }
+                return snapshot.contents
             }
+            let result = snapshot.contents
             usleep(pause)
             guard let now = stamp() else { return nil }
             let settled = pause >= 32_000 && now == found
@@ -292,16 +305,23 @@ final class SuiteFile: @unchecked Sendable {
         }
     }
 
-    /// The file's values, and its entries as written (`PropertyListXML.entries`).
-    private func parse() -> (Result<[String: Any], UnreadableDefaultsFile>, [PropertyListXML.Entry]?) {
+    /// The file as it is now, read by its path.
+    private func parse(stamped stamp: Stamp) -> Snapshot {
         do {
-            let data = try Data(contentsOf: url)
-            let values = try PropertyListReader.dictionary(from: data)
-            return (.success(values), PropertyListXML.entries(in: data))
-        } catch let problem as PropertyListReader.Problem {
-            return (.failure(UnreadableDefaultsFile(url: url, reason: problem.reason)), nil)
+            return parse(try Data(contentsOf: url), stamped: stamp)
         } catch {
-            return (.failure(UnreadableDefaultsFile(url: url, reason: (error as NSError).localizedDescription)), nil)
+            return Snapshot(stamp, .failure(UnreadableDefaultsFile(url: url, reason: (error as NSError).localizedDescription)))
+        }
+    }
+
+    /// What `bytes` of the file hold: its values, its entries as written
+    /// (`PropertyListXML.entries`) and the bytes, or why they do not parse.
+    private func parse(_ bytes: Data, stamped stamp: Stamp) -> Snapshot {
+        do {
+            let values = try PropertyListReader.dictionary(from: bytes)
+            return Snapshot(stamp, .success(values), entries: PropertyListXML.entries(in: bytes), bytes: bytes)
+        } catch {
+            return Snapshot(stamp, .failure(UnreadableDefaultsFile(url: url, reason: error.reason)))
         }
     }
 
@@ -313,8 +333,80 @@ final class SuiteFile: @unchecked Sendable {
 
     // MARK: - Writing
 
-    /// Replaces the file, `changes` made to it, in one rename: the new contents go to a
-    /// file next to it, with the old file's mode (and owner, where the process may set
+    /// The file a write starts from, open: what it held when the write read it, and the
+    /// file itself, which the descriptor keeps readable once the write has renamed
+    /// another over it.
+    private final class Base {
+        // A write's own, used under the suite's lock only.
+        private(set) var snapshot: Snapshot
+        private let descriptor: Int32
+
+        /// Takes over `descriptor`, which it closes when it goes.
+        init(_ snapshot: Snapshot, descriptor: Int32) {
+            self.snapshot = snapshot
+            self.descriptor = descriptor
+        }
+
+        deinit { close(descriptor) }
+
+        /// Reads the file again, through the descriptor, and takes what it holds when
+        /// that is not what it held when read: Foundation wrote it in place since (a
+        /// plain `synchronize()` on another thread, which read the file before the
+        /// write's rename and wrote after). `false` when it holds the same bytes, or
+        /// bytes that do not parse (there is nothing to take then).
+        func readAgain(parse: (Data, Stamp) -> Snapshot) -> Bool {
+            var info = stat()
+            guard let bytes = Self.contents(of: descriptor), bytes != snapshot.bytes, fstat(descriptor, &info) == 0 else { return false }
+            let now = parse(bytes, Stamp(info))
+            guard now.problem == nil else { return false }
+            snapshot = now
+            return true
+        }
+
+        /// Every byte of the open file, from its start.
+        static func contents(of descriptor: Int32) -> Data? {
+            guard lseek(descriptor, 0, SEEK_SET) == 0 else { return nil }
+            return try? FileHandle(fileDescriptor: descriptor, closeOnDealloc: false).readToEnd() ?? Data()
+        }
+    }
+
+    /// The file as a write finds it, open; `nil` when there is none. The last read's
+    /// snapshot stands when the file holds the same bytes.
+    ///
+    /// - Throws: `UnreadableDefaultsFile` when the file does not parse.
+    private func opened() throws(UnreadableDefaultsFile) -> Base? {
+        while true {
+            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+            var info = stat()
+            guard descriptor >= 0 else {
+                // None there; or one that cannot be opened, which a read reports.
+                if case .failure(let problem)? = read() { throw problem }
+                return nil
+            }
+            guard fstat(descriptor, &info) == 0, let bytes = Base.contents(of: descriptor) else {
+                let code = errno
+                close(descriptor)
+                throw UnreadableDefaultsFile(url: url, reason: String(cString: strerror(code)))
+            }
+            let snapshot: Snapshot
+            if let last = known.withLock({ $0 }), last.bytes == bytes {
+                // Parsed already; stamped anew, since the bytes may be another file's.
+                snapshot = Snapshot(Stamp(info), .success(last.values), entries: last.entries, bytes: bytes)
+            } else {
+                snapshot = parse(bytes, stamped: Stamp(info))
+            }
+            if snapshot.problem == nil {
+                known.withLock { $0 = snapshot }
+                return Base(snapshot, descriptor: descriptor)
+            }
+            // Caught while Foundation rewrites it in place: wait for it as reads do.
+            close(descriptor)
+            if case .failure(let problem)? = read() { throw problem }
+        }
+    }
+
+    /// Replaces the file, `changes` made to `base`, in one rename: the new contents go to
+    /// a file next to it, with the old file's mode (and owner, where the process may set
     /// it), which is then renamed over it. A process killed at any instant leaves the old
     /// file or the new one. An empty suite has no file, as Foundation leaves it. Call it
     /// holding `withLock`.
@@ -323,19 +415,26 @@ final class SuiteFile: @unchecked Sendable {
     /// byte (`PropertyListXML`): a key is replaced only by the same key, scalar for
     /// scalar, so keys that Swift's `String` takes for one stay two, as Foundation's own
     /// writer keeps them.
-    func replace(applying changes: [String: Any?], order: [String], over stored: [String: Any]) throws {
-        var values = stored
+    ///
+    /// - Returns: The values written, or `nil` when another file than `base` is there
+    ///   (or one where there was none): nothing is written then.
+    private func replace(applying changes: [String: Any?], order: [String], over base: Snapshot?) throws -> [String: Any]? {
+        var values = base?.values ?? [:]
         for key in order { values[key] = changes[key]! }
-        let entries = Self.entries(of: values, applying: changes, order: order, over: currentEntries())
+        let entries = Self.entries(of: values, applying: changes, order: order, over: base?.entries)
+        // Through a symbolic link made since the suite was first used, to the file it
+        // names: the link stays a link, as Foundation's own write leaves it.
+        let destination = Self.linkTarget(of: path) ?? path
+        var existing = stat()
+        let exists = stat(destination, &existing) == 0
+        guard exists == (base != nil), !exists || Stamp(existing).isFile(of: base!.stamp) else { return nil }
         if entries.isEmpty {
             // The mode stays for the next write: a suite emptied and written again keeps it.
-            let destination = Self.linkTarget(of: path) ?? path
-            var existing = stat()
-            if stat(destination, &existing) == 0 { mode.withLock { $0 = existing.st_mode & 0o7777 } }
+            if exists { mode.withLock { $0 = existing.st_mode & 0o7777 } }
             if unlink(destination) != 0 && errno != ENOENT { throw DefaultsSuiteError.system(.write, destination, errno: errno) }
             known.withLock { $0 = nil }
             lastLook.withLock { $0 = nil }
-            return
+            return values
         }
         let data: Data
         do {
@@ -343,12 +442,7 @@ final class SuiteFile: @unchecked Sendable {
         } catch {
             throw DefaultsSuiteError(operation: .write, path: path, reason: error.description)
         }
-        // Through a symbolic link made since the suite was first used, to the file it
-        // names: the link stays a link, as Foundation's own write leaves it.
-        let destination = Self.linkTarget(of: path) ?? path
         let temporary = destination == path ? temporaryPath : Self.sibling(of: destination, ".defaultscoder-new")
-        var existing = stat()
-        let exists = stat(destination, &existing) == 0
         // A file whose mode says no one writes it (or that this process may not write)
         // is not replaced, though a rename needs only the directory's permission: the
         // mode is a person's or a tool's decision, and Foundation's own write fails too.
@@ -381,9 +475,10 @@ final class SuiteFile: @unchecked Sendable {
         var written = stat()
         let identified = failure == 0 && fstat(descriptor, &written) == 0
         if close(descriptor) != 0 && failure == 0 { failure = errno }
-        if failure == 0 && rename(temporary, destination) != 0 { failure = errno }
+        if failure == 0 { failure = Self.move(temporary, to: destination, replacing: exists) }
         guard failure == 0 else {
             unlink(temporary)
+            if failure == EEXIST { return nil }
             throw DefaultsSuiteError.system(.write, path, errno: failure)
         }
         mode.withLock { $0 = wanted }
@@ -391,14 +486,27 @@ final class SuiteFile: @unchecked Sendable {
         // file there is still this write's.
         let renamed = identified ? stamp() : nil
         let stamped = renamed.flatMap { $0.inode == UInt64(written.st_ino) && $0.device == UInt64(written.st_dev) ? $0 : nil }
-        known.withLock { $0 = stamped.map { Snapshot($0, .success(values), entries: entries) } }
+        known.withLock { $0 = stamped.map { Snapshot($0, .success(values), entries: entries, bytes: data) } }
         lastLook.withLock { $0 = nil }
+        return values
     }
 
-    /// The file's entries as last read, when the file is still as read then.
-    private func currentEntries() -> [PropertyListXML.Entry]? {
-        guard let last = known.withLock({ $0 }), let now = stamp(), last.stamp == now else { return nil }
-        return last.entries
+    /// Puts the new file at `destination`: over the file there in one rename, or, where
+    /// there was none, as a new link, which fails (`EEXIST`) when a file appeared there
+    /// since (Foundation's `synchronize()` on another thread creates it in place).
+    /// - Returns: `0`, or the error number.
+    private static func move(_ temporary: String, to destination: String, replacing: Bool) -> Int32 {
+        if !replacing {
+            if link(temporary, destination) == 0 {
+                unlink(temporary)
+                return 0
+            }
+            // A file system without hard links is renamed to, as is a symbolic link to
+            // nothing (there is nothing to lose).
+            var info = stat()
+            if errno == EEXIST && stat(destination, &info) == 0 { return EEXIST }
+        }
+        return rename(temporary, destination) == 0 ? 0 : errno
     }
 
     /// The entries of the new file: the file's own, each key the change names replaced
@@ -529,27 +637,65 @@ extension SuiteFile: SuiteBackend {
     }
 
     func write(_ changes: [String: Any?], order: [String], over stored: [String: Any], through defaults: UserDefaults) throws {
-        var stored = stored
-        // A plain `synchronize()` on another thread that read the file before the rename
-        // writes its older copy over it when it finishes, without a lock. The
-        // `synchronize()` below waits for such a write (Foundation holds the domain's
-        // lock through its read and write), so a file changed since the rename is read
-        // again, and the change made again if it was lost.
+        // Made to the file as it is when written, not as it was when the change began:
+        // the same but for what a plain `synchronize()` on another thread wrote in
+        // between (package writes take turns), which is kept.
+        var base = try opened()
+        var replaced: [String: Any]?
         for _ in 0..<8 {
-            try replace(applying: changes, order: order, over: stored)
-            // Nothing is unsaved now (the change began with `synchronize()`), so this
-            // only empties Foundation's cache: the next read loads the new file.
-            defaults.synchronize()
-            if isAsLastWritten() { return }
-            stored = try contents()
-            let lost = order.contains { key in
-                switch (stored[key], changes[key]!) {
-                case (nil, nil): return false
-                case (let now?, let tree?): return !plistEqual(now, tree)
-                default: return true
+            replaced = try replace(applying: changes, order: order, over: base?.snapshot)
+            if replaced != nil { break }
+            base = try opened()
+        }
+        guard let written = replaced else {
+            throw DefaultsSuiteError(operation: .write, path: path, reason: "another file was put in its place during each of eight attempts to write it")
+        }
+        // Nothing is unsaved now (the change began with `synchronize()`), unless another
+        // thread set a value since: this writes it over the new file, or only empties
+        // Foundation's cache, so that the next read loads the new file. It also waits
+        // for a plain `synchronize()` on another thread that is writing (Foundation holds
+        // the domain's lock through its read and write).
+        defaults.synchronize()
+        // Such a write lands in place, outside this package's lock: in the file this
+        // write read, when it opened it before the rename (the descriptor keeps it
+        // readable), or over the new one, from a copy that may lack this change.
+        var lost: [String: Any?] = [:]
+        if let base {
+            let read = base.snapshot.values
+            if base.readAgain(parse: parse) {
+                for key in Self.differences(from: read, to: base.snapshot.values) where changes.index(forKey: key) == nil {
+                    lost[key] = .some(base.snapshot.values[key])
                 }
             }
-            if !lost { return }
+        }
+        let rewritten = stamp() != known.withLock { $0?.stamp }
+        guard rewritten || !lost.isEmpty else { return }
+        // Written again through Foundation, whose `synchronize()` takes turns with every
+        // other in the process (a package write made again by rename can be overtaken
+        // again, as often as the other thread writes): another thread's values where
+        // the file still holds what the rename left (else something newer is there),
+        // and this change where the file lacks it.
+        let now = try contents()
+        lost = lost.filter { Self.same(now[$0.key], written[$0.key]) }
+        for key in order where !Self.same(now[key], changes[key]!) { lost[key] = .some(changes[key]!) }
+        guard !lost.isEmpty else { return }
+        for (key, value) in lost.sorted(by: { $0.key < $1.key }) {
+            if let value { defaults.set(value, forKey: key) } else { defaults.removeObject(forKey: key) }
+        }
+        defaults.synchronize()
+    }
+
+    /// The keys whose values differ between `old` and `new`, added and removed included.
+    private static func differences(from old: [String: Any], to new: [String: Any]) -> [String] {
+        Set(old.keys).union(new.keys).filter { !same(old[$0], new[$0]) }.sorted()
+    }
+
+    /// Whether two values of a key are the same: both absent, or equal as property lists.
+    private static func same(_ lhs: Any?, _ rhs: Any?) -> Bool {
+        switch (lhs, rhs) {
+        case (nil, nil): return true
+        case (let lhs?, let rhs?): return plistEqual(lhs, rhs)
+        default: return false
         }
     }
 

@@ -26,37 +26,49 @@ struct DefaultsSuiteTests {
         let suite = TestSuite("killed" + mode)
         try suite.defaults.encode("kept", forKey: "filler")
         try suite.defaults.encode(0, forKey: "n")
-        let temporary = suite.fileURL.path + ".defaultscoder-new"
-        for attempt in 0..<8 {
-            let child = try ChildProcess("defaults-coder-probe", ["hammer", suite.name, mode])
-            try child.waitForLine("writing")
-            if attempt.isMultiple(of: 2) {
-                // Right when the next file appears next to the old one.
-                let deadline = Date().addingTimeInterval(5)
-                while access(temporary, F_OK) != 0 && Date() < deadline {}
-            } else {
-                usleep(UInt32(1_000 * (attempt * 3)))
+        let (name, file) = (suite.name, suite.fileURL)
+        // On a thread of its own, as every test here that waits on a child process: a
+        // busy cooperative pool would stretch the waits the test times.
+        let found = try await offPool { () throws -> [String] in
+            let temporary = file.path + ".defaultscoder-new"
+            var found: [String] = []
+            for attempt in 0..<8 {
+                let child = try ChildProcess("defaults-coder-probe", ["hammer", name, mode])
+                try child.waitForLine("writing")
+                if attempt.isMultiple(of: 2) {
+                    // Right when the next file appears next to the old one.
+                    let deadline = Date().addingTimeInterval(5)
+                    while access(temporary, F_OK) != 0 && Date() < deadline {}
+                } else {
+                    usleep(UInt32(1_000 * (attempt * 3)))
+                }
+                child.kill()
+                let data = try Data(contentsOf: file)
+                let values = try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any] ?? [:]
+                if values["filler"] as? String != "kept" { found.append("attempt \(attempt): filler \(values["filler"] as Any)") }
+                if mode != "reset" && !(values["n"] is Int) { found.append("attempt \(attempt): n \(values["n"] as Any)") }
             }
-            child.kill()
-            let data = try Data(contentsOf: suite.fileURL)
-            let values = try #require(try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any])
-            #expect(values["filler"] as? String == "kept", "attempt \(attempt)")
-            if mode != "reset" { #expect(values["n"] is Int, "attempt \(attempt)") }
+            return found
         }
+        #expect(found == [])
     }
 
     @Test("the file is never seen empty or half written while another process writes", .enabled(if: Backend.isFile, "the file backend's"))
     func neverTorn() async throws {
         let suite = TestSuite()
         try suite.defaults.encode(String(repeating: "x", count: 20_000), forKey: "filler")
-        let child = try ChildProcess("defaults-coder-probe", ["hammer", suite.name, "encode"])
-        try child.waitForLine("writing")
-        var torn = 0
-        for _ in 0..<300 {
-            guard let data = try? Data(contentsOf: suite.fileURL) else { continue }
-            if (try? PropertyListSerialization.propertyList(from: data, format: nil)) == nil { torn += 1 }
+        let (name, file) = (suite.name, suite.fileURL)
+        let torn = try await offPool { () throws -> Int in
+            let child = try ChildProcess("defaults-coder-probe", ["hammer", name, "encode"])
+            defer { child.kill() }
+            try child.waitForLine("writing")
+            var torn = 0
+            for _ in 0..<300 {
+                guard let data = try? Data(contentsOf: file) else { continue }
+                if (try? PropertyListSerialization.propertyList(from: data, format: nil)) == nil { torn += 1 }
+            }
+            return torn
         }
-        child.kill()
         #expect(torn == 0)
     }
 
@@ -142,20 +154,32 @@ struct DefaultsSuiteTests {
         try suite.defaults.encode(14, forKey: "font")  // the lock file is open from here on
         let lock = suite.fileURL.path + ".lock"
         #expect(unlink(lock) == 0)
-        // Another process takes the new lock file and holds it, in the middle of a migration.
-        let child = try ChildProcess("defaults-coder-probe", ["migrate", suite.name, "pause"])
-        defer { child.kill() }
-        try child.waitForLine("in step")
-        nonisolated(unsafe) let defaults = suite.defaults
-        let wrote = Locked(false)
-        Thread {
-            try? defaults.encode(1, forKey: "other")
-            wrote.withLock { $0 = true }
-        }.start()
-        try await Task.sleep(nanoseconds: 500_000_000)
-        #expect(!wrote.withLock { $0 }, "the write went ahead while another process held the lock")
-        child.kill()
-        #expect(await eventually(within: 10) { wrote.withLock { $0 } })
+        let (name, defaults) = (suite.name, SendableAny(suite.defaults))
+        // The write is timed against the child's pause, on a thread of its own.
+        let (early, child, wroteAfter) = try await offPool { () throws -> (String?, String, Bool) in
+            // Another process takes the new lock file and holds it, in the middle of a migration.
+            let child = try ChildProcess("defaults-coder-probe", ["migrate", name, "pause"])
+            defer { child.kill() }
+            try child.waitForLine("in step")
+            let wrote = Locked<String?>(nil)
+            Thread {
+                do {
+                    try (defaults.value as! UserDefaults).encode(1, forKey: "other")
+                    wrote.withLock { $0 = "wrote" }
+                } catch {
+                    wrote.withLock { $0 = "\(error)" }
+                }
+            }.start()
+            usleep(500_000)
+            let early = wrote.withLock { $0 }
+            let ending = child.ending
+            child.kill()
+            let deadline = Date().addingTimeInterval(10)
+            while wrote.withLock({ $0 }) == nil && Date() < deadline { usleep(10_000) }
+            return (early, ending, wrote.withLock { $0 } == "wrote")
+        }
+        #expect(early == nil, "the write ended while another process held the lock; the child: \(child)")
+        #expect(wroteAfter)
     }
 
     @Test(
@@ -345,12 +369,24 @@ final class ChildProcess {
     private var buffered = Data()
     private var isKilled = false
 
+    /// Where the child's standard error goes.
+    private let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("child-stderr-\(UUID().uuidString)")
+
     init(_ name: String, _ arguments: [String]) throws {
         process.executableURL = try builtExecutable(name)
         process.arguments = arguments
         process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
+        _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
+        process.standardError = try FileHandle(forWritingTo: errorFile)
         try process.run()
+    }
+
+    /// How the child ended, and what it printed, when it has.
+    var ending: String {
+        guard !process.isRunning else { return "running" }
+        let said = String(decoding: buffered, as: UTF8.self) + String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+        let errors = (try? String(contentsOf: errorFile, encoding: .utf8)) ?? ""
+        return "ended (\(process.terminationReason == .exit ? "exit" : "signal") \(process.terminationStatus)), said \(said.debugDescription), errors \(errors.debugDescription)"
     }
 
     /// Waits, up to 30 seconds, for the child to print `line`.
@@ -381,5 +417,6 @@ final class ChildProcess {
 
     deinit {
         if process.isRunning { kill() }
+        try? FileManager.default.removeItem(at: errorFile)
     }
 }

@@ -286,6 +286,40 @@ struct SuiteFileGuardTests {
         #expect(suite.defaults.integer(forKey: "counter") == 299)
     }
 
+    @Test(
+        "plain set and synchronize() on one thread beside package writes on another: every value of both is kept",
+        arguments: 0..<3)
+    func plainBesidePackage(round: Int) async throws {
+        // Foundation's synchronize() reads the file and writes it in place under its own
+        // lock, not the package's: into the file a package write read, or over the one
+        // it renamed there.
+        let suite = TestSuite()
+        let defaults = SendableAny(suite.defaults)
+        let finished = Locked(false)
+        Thread {
+            let defaults = defaults.value as! UserDefaults
+            for index in 0..<150 {
+                defaults.set(index, forKey: "plain\(index)")
+                defaults.synchronize()
+            }
+            finished.withLock { $0 = true }
+        }.start()
+        let failures = try await offPool { () -> [String] in
+            var failures: [String] = []
+            for index in 0..<100 {
+                do { try (defaults.value as! UserDefaults).encode(index, forKey: "package\(index)") } catch { failures.append("\(error)") }
+            }
+            while !finished.withLock({ $0 }) { usleep(1_000) }
+            return failures
+        }
+        #expect(failures == [])
+        let values = try #require(try PropertyListSerialization.propertyList(from: Data(contentsOf: suite.fileURL), format: nil) as? [String: Any])
+        let lost = ((0..<150).map { "plain\($0)" } + (0..<100).map { "package\($0)" }).filter { key in
+            values[key] as? Int != Int(key.drop { $0.isLetter })
+        }
+        #expect(lost == [], "round \(round)")
+    }
+
     @Test("no file yet is not a problem")
     func noFile() throws {
         let suite = TestSuite()
