@@ -375,7 +375,8 @@ final class SuiteFile: @unchecked Sendable {
     ///
     /// - Throws: `UnreadableDefaultsFile` when the file does not parse.
     private func opened() throws(UnreadableDefaultsFile) -> Base? {
-        while true {
+        var problem: UnreadableDefaultsFile?
+        for _ in 0..<8 {
             let descriptor = open(path, O_RDONLY | O_CLOEXEC)
             var info = stat()
             guard descriptor >= 0 else {
@@ -402,7 +403,10 @@ final class SuiteFile: @unchecked Sendable {
             // Caught while Foundation rewrites it in place: wait for it as reads do.
             close(descriptor)
             if case .failure(let problem)? = read() { throw problem }
+            problem = snapshot.problem
         }
+        // Caught half written each time, though it parsed in between.
+        throw problem!
     }
 
     /// Replaces the file, `changes` made to `base`, in one rename: the new contents go to
