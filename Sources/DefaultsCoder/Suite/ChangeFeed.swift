@@ -226,6 +226,11 @@ final class ChangeFeed: @unchecked Sendable {
         }
     }
 
+    /// Whether every queued event has been handed over and none is being handed over.
+    var isIdle: Bool {
+        state.withLock { !$0.isDelivering && $0.first == $0.queue.count }
+    }
+
     private func takeNext() -> (Event, [any ChangeSubscriber])? {
         state.withLock { state in
             guard !state.isDelivering, state.first < state.queue.count else { return nil }

@@ -122,7 +122,7 @@ struct ChangeFeedTests {
     }
 
     @Test("a recheck hands on only the keys that changed: observers of the others decode nothing")
-    func recheckCostsOnlyChangedKeys() throws {
+    func recheckCostsOnlyChangedKeys() async throws {
         let suite = TestSuite()
         let prefix = uniqueKey("bystander")
         let bystanders = (0..<50).map { DefaultsKey<CountedDecode>("\(prefix).\($0)", default: CountedDecode(value: 0)) }
@@ -131,12 +131,17 @@ struct ChangeFeedTests {
         let heard = Recorded<Int>()
         let observations = bystanders.map { suite.defaults.observe($0, initial: false) { _, _ in } }
         let watcher = suite.defaults.observe(changed, initial: false) { _, new in heard.append(new) }
-        // The first recheck learns every key's value; after it, only changes count.
-        DefaultsSuite.of(suite.defaults).feed.recheck()
+        // The first recheck learns every key's value; after it, only changes count. A
+        // recheck of the file watcher's may be handing events over on its own thread
+        // meanwhile (another test's `synchronize()` writes this suite's unsaved value):
+        // each step waits until the feed is idle.
+        let feed = DefaultsSuite.of(suite.defaults).feed
+        feed.recheck()
+        #expect(await eventually(within: 10) { feed.isIdle })
         CountedDecode.count.withLock { $0[prefix] = 0 }
         suite.defaults.set(7, forKey: changed.name)
-        DefaultsSuite.of(suite.defaults).feed.recheck()
-        #expect(heard.values == [7])
+        feed.recheck()
+        #expect(await eventually(within: 10) { feed.isIdle && heard.values == [7] }, "\(heard.values)")
         #expect(CountedDecode.count.withLock { $0[prefix] ?? 0 } == 0)
         for observation in observations { observation.cancel() }
         watcher.cancel()
