@@ -113,12 +113,13 @@ final class SuiteFile: @unchecked Sendable {
         /// The file's top-level entries as written, when it is XML the scan reads.
         let entries: [PropertyListXML.Entry]?
         /// The file's bytes, when they parse: a write compares them with what the file
-        /// holds when it ends (`Base.readAgain(parse:)`).
-        let bytes: Data?
+        /// holds when it ends (`Base.readAgain(parse:)`). An array, not `Data`, for the
+        /// reason above: `Data` keeps its storage's pointer in spare bits too.
+        let bytes: [UInt8]?
 
         init(
             _ stamp: Stamp, _ contents: Result<[String: Any], UnreadableDefaultsFile>, entries: [PropertyListXML.Entry]? = nil,
-            bytes: Data? = nil
+            bytes: [UInt8]? = nil
         ) {
             self.stamp = stamp
             self.entries = entries
@@ -127,6 +128,13 @@ final class SuiteFile: @unchecked Sendable {
             case .success(let values): (self.values, self.problem) = (values, nil)
             case .failure(let problem): (self.values, self.problem) = ([:], problem)
             }
+        }
+
+        /// Whether the file held exactly `data` when this was taken.
+        func holds(_ data: Data) -> Bool {
+            guard let bytes, bytes.count == data.count else { return false }
+            guard !bytes.isEmpty else { return true }
+            return data.withUnsafeBytes { theirs in bytes.withUnsafeBytes { memcmp(theirs.baseAddress!, $0.baseAddress!, bytes.count) == 0 } }
         }
 
         var contents: Result<[String: Any], UnreadableDefaultsFile> {
@@ -319,7 +327,7 @@ final class SuiteFile: @unchecked Sendable {
     private func parse(_ bytes: Data, stamped stamp: Stamp) -> Snapshot {
         do {
             let values = try PropertyListReader.dictionary(from: bytes)
-            return Snapshot(stamp, .success(values), entries: PropertyListXML.entries(in: bytes), bytes: bytes)
+            return Snapshot(stamp, .success(values), entries: PropertyListXML.entries(in: bytes), bytes: Array(bytes))
         } catch {
             return Snapshot(stamp, .failure(UnreadableDefaultsFile(url: url, reason: error.reason)))
         }
@@ -356,7 +364,7 @@ final class SuiteFile: @unchecked Sendable {
         /// bytes that do not parse (there is nothing to take then).
         func readAgain(parse: (Data, Stamp) -> Snapshot) -> Bool {
             var info = stat()
-            guard let bytes = Self.contents(of: descriptor), bytes != snapshot.bytes, fstat(descriptor, &info) == 0 else { return false }
+            guard let bytes = Self.contents(of: descriptor), !snapshot.holds(bytes), fstat(descriptor, &info) == 0 else { return false }
             let now = parse(bytes, Stamp(info))
             guard now.problem == nil else { return false }
             snapshot = now
@@ -390,9 +398,9 @@ final class SuiteFile: @unchecked Sendable {
                 throw UnreadableDefaultsFile(url: url, reason: String(cString: strerror(code)))
             }
             let snapshot: Snapshot
-            if let last = known.withLock({ $0 }), last.bytes == bytes {
+            if let last = known.withLock({ $0 }), last.holds(bytes) {
                 // Parsed already; stamped anew, since the bytes may be another file's.
-                snapshot = Snapshot(Stamp(info), .success(last.values), entries: last.entries, bytes: bytes)
+                snapshot = Snapshot(Stamp(info), .success(last.values), entries: last.entries, bytes: last.bytes)
             } else {
                 snapshot = parse(bytes, stamped: Stamp(info))
             }
@@ -490,7 +498,7 @@ final class SuiteFile: @unchecked Sendable {
         // file there is still this write's.
         let renamed = identified ? stamp() : nil
         let stamped = renamed.flatMap { $0.inode == UInt64(written.st_ino) && $0.device == UInt64(written.st_dev) ? $0 : nil }
-        known.withLock { $0 = stamped.map { Snapshot($0, .success(values), entries: entries, bytes: data) } }
+        known.withLock { $0 = stamped.map { Snapshot($0, .success(values), entries: entries, bytes: Array(data)) } }
         lastLook.withLock { $0 = nil }
         return values
     }
