@@ -286,38 +286,66 @@ struct SuiteFileGuardTests {
         #expect(suite.defaults.integer(forKey: "counter") == 299)
     }
 
+    /// What each side of `plainBesidePackage` does to its own keys.
+    enum PlainRace: String, CaseIterable, Sendable {
+        /// Plain `set` of new keys beside package writes of new keys.
+        case bothSet
+        /// Plain `removeObject` of stored keys beside package writes of new keys.
+        case plainRemoves
+        /// Plain `set` of new keys beside package resets of stored keys.
+        case packageRemoves
+    }
+
     @Test(
-        "plain set and synchronize() on one thread beside package writes on another: every value of both is kept",
-        arguments: 0..<3)
-    func plainBesidePackage(round: Int) async throws {
+        "plain set or removeObject and synchronize() on one thread beside package writes on another: every change of both is kept",
+        arguments: PlainRace.allCases, 0..<2)
+    func plainBesidePackage(race: PlainRace, round: Int) async throws {
         // Foundation's synchronize() reads the file and writes it in place under its own
         // lock, not the package's: into the file a package write read, or over the one
         // it renamed there.
         let suite = TestSuite()
         let defaults = SendableAny(suite.defaults)
+        let plainKeys = (0..<150).map { "plain\($0)" }
+        let packageKeys = (0..<100).map { "package\($0)" }
+        if race == .plainRemoves {
+            for key in plainKeys { suite.defaults.set(-1, forKey: key) }
+            suite.defaults.synchronize()
+        }
+        if race == .packageRemoves {
+            for key in packageKeys { try suite.defaults.encode(-1, forKey: key) }
+        }
         let finished = Locked(false)
         Thread {
             let defaults = defaults.value as! UserDefaults
-            for index in 0..<150 {
-                defaults.set(index, forKey: "plain\(index)")
+            for (index, key) in plainKeys.enumerated() {
+                if race == .plainRemoves { defaults.removeObject(forKey: key) } else { defaults.set(index, forKey: key) }
                 defaults.synchronize()
             }
             finished.withLock { $0 = true }
         }.start()
         let failures = try await offPool { () -> [String] in
+            let defaults = defaults.value as! UserDefaults
             var failures: [String] = []
-            for index in 0..<100 {
-                do { try (defaults.value as! UserDefaults).encode(index, forKey: "package\(index)") } catch { failures.append("\(error)") }
+            for (index, key) in packageKeys.enumerated() {
+                do {
+                    if race == .packageRemoves { try defaults.reset(DefaultsKey<Int>(key, default: 0)) } else { try defaults.encode(index, forKey: key) }
+                } catch {
+                    failures.append("\(error)")
+                }
             }
             while !finished.withLock({ $0 }) { usleep(1_000) }
             return failures
         }
         #expect(failures == [])
         let values = try #require(try PropertyListSerialization.propertyList(from: Data(contentsOf: suite.fileURL), format: nil) as? [String: Any])
-        let lost = ((0..<150).map { "plain\($0)" } + (0..<100).map { "package\($0)" }).filter { key in
-            values[key] as? Int != Int(key.drop { $0.isLetter })
+        let lostPlain = plainKeys.enumerated().filter { index, key in
+            race == .plainRemoves ? values[key] != nil : values[key] as? Int != index
         }
-        #expect(lost == [], "round \(round)")
+        let lostPackage = packageKeys.enumerated().filter { index, key in
+            race == .packageRemoves ? values[key] != nil : values[key] as? Int != index
+        }
+        #expect(lostPlain.map(\.element) == [], "round \(round)")
+        #expect(lostPackage.map(\.element) == [], "round \(round)")
     }
 
     @Test("no file yet is not a problem")
