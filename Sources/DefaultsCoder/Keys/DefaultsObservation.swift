@@ -270,11 +270,7 @@ private func isSame<Value>(_ old: Value, _ new: Value, stored oldStored: Any?, _
     // anew at each read (a key made with a closure).
     if oldStored == nil && newStored == nil { return true }
     if let equal = equalIfEquatable(old, new) ?? equalIfEquatable(new, old) { return equal }
-    switch (oldStored, newStored) {
-    case (nil, nil): return true
-    case (let old?, let new?): return plistEqual(old, new)
-    default: return false
-    }
+    return sameStoredValue(oldStored, newStored)
 }
 
 /// `lhs == rhs` when `lhs` is `Equatable` (an `Optional` only when it holds a value);

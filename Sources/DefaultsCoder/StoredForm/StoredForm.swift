@@ -548,6 +548,16 @@ func nativeInteger<T: FixedWidthInteger, Platform: FixedWidthInteger & SignedInt
     return nil
 }
 
+/// Whether two values of a key are the same: both absent, or equal as property lists
+/// (`plistEqual`).
+func sameStoredValue(_ lhs: Any?, _ rhs: Any?) -> Bool {
+    switch (lhs, rhs) {
+    case (nil, nil): return true
+    case (let lhs?, let rhs?): return plistEqual(lhs, rhs)
+    default: return false
+    }
+}
+
 /// Deep equality of two property lists as `UserDefaults` returns them.
 func plistEqual(_ lhs: Any, _ rhs: Any) -> Bool {
     switch (TreeValue(lhs), TreeValue(rhs)) {

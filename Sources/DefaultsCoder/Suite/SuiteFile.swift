@@ -497,7 +497,7 @@ final class SuiteFile: @unchecked Sendable {
         // Stamped after the rename, which changes the change time; and only when the
         // file there is still this write's.
         let renamed = identified ? stamp() : nil
-        let stamped = renamed.flatMap { $0.inode == UInt64(written.st_ino) && $0.device == UInt64(written.st_dev) ? $0 : nil }
+        let stamped = renamed.flatMap { $0.isFile(of: Stamp(written)) ? $0 : nil }
         known.withLock { $0 = stamped.map { Snapshot($0, .success(values), entries: entries, bytes: Array(data)) } }
         lastLook.withLock { $0 = nil }
         return values
@@ -688,8 +688,8 @@ extension SuiteFile: SuiteBackend {
         // the file still holds what the rename left (else something newer is there),
         // and this change where the file lacks it.
         let now = try contents()
-        lost = lost.filter { Self.same(now[$0.key], written[$0.key]) }
-        for key in order where !Self.same(now[key], changes[key]!) { lost[key] = .some(changes[key]!) }
+        lost = lost.filter { sameStoredValue(now[$0.key], written[$0.key]) }
+        for key in order where !sameStoredValue(now[key], changes[key]!) { lost[key] = .some(changes[key]!) }
         guard !lost.isEmpty else { return }
         for (key, value) in lost.sorted(by: { $0.key < $1.key }) {
             if let value { defaults.set(value, forKey: key) } else { defaults.removeObject(forKey: key) }
@@ -698,17 +698,8 @@ extension SuiteFile: SuiteBackend {
     }
 
     /// The keys whose values differ between `old` and `new`, added and removed included.
-    private static func differences(from old: [String: Any], to new: [String: Any]) -> [String] {
-        Set(old.keys).union(new.keys).filter { !same(old[$0], new[$0]) }.sorted()
-    }
-
-    /// Whether two values of a key are the same: both absent, or equal as property lists.
-    private static func same(_ lhs: Any?, _ rhs: Any?) -> Bool {
-        switch (lhs, rhs) {
-        case (nil, nil): return true
-        case (let lhs?, let rhs?): return plistEqual(lhs, rhs)
-        default: return false
-        }
+    private static func differences(from old: [String: Any], to new: [String: Any]) -> Set<String> {
+        Set(old.keys).union(new.keys).filter { !sameStoredValue(old[$0], new[$0]) }
     }
 
     func unreadableFile() -> UnreadableDefaultsFile? {
