@@ -276,9 +276,10 @@ final class SuiteFile: @unchecked Sendable {
     }
 
     /// The suite's values as the file holds them: `[:]` when there is no file.
+    /// - Parameter defaults: An object of the suite, for a write (`read(waitingFor:)`).
     /// - Throws: `UnreadableDefaultsFile` when the file does not parse.
-    func contents() throws(UnreadableDefaultsFile) -> [String: Any] {
-        try read()?.get() ?? [:]
+    func contents(waitingFor defaults: UserDefaults? = nil) throws(UnreadableDefaultsFile) -> [String: Any] {
+        try read(waitingFor: defaults)?.get() ?? [:]
     }
 
     /// Reads and parses the file unless it is as last seen; `nil` when there is no file.
@@ -289,7 +290,13 @@ final class SuiteFile: @unchecked Sendable {
     /// reads as empty or cut short. So a file that does not parse is called unreadable
     /// only once it has stayed as it is through a pause of 32 ms; while it keeps changing
     /// it is read again, for up to two seconds.
-    private func read() -> Result<[String: Any], UnreadableDefaultsFile>? {
+    ///
+    /// - Parameter defaults: An object of the suite, given by a write: its
+    ///   `synchronize()` waits, at each pause, for a `synchronize()` of this process
+    ///   that is writing the file in place (Foundation holds the domain's lock through
+    ///   its write), however long the thread writing it is kept from running. Reads
+    ///   give none: a read never waits for a writer.
+    private func read(waitingFor defaults: UserDefaults? = nil) -> Result<[String: Any], UnreadableDefaultsFile>? {
         guard var found = stamp() else { return nil }
         if let last = known.withLock({ $0 }), last.stamp == found { return last.contents }
         let deadline = Date().addingTimeInterval(2)
@@ -302,6 +309,7 @@ final class SuiteFile: @unchecked Sendable {
             }
             let result = snapshot.contents
             usleep(pause)
+            defaults?.synchronize()
             guard let now = stamp() else { return nil }
             let settled = pause >= 32_000 && now == found
             if settled || Date() > deadline {
@@ -382,14 +390,14 @@ final class SuiteFile: @unchecked Sendable {
     /// snapshot stands when the file holds the same bytes.
     ///
     /// - Throws: `UnreadableDefaultsFile` when the file does not parse.
-    private func opened() throws(UnreadableDefaultsFile) -> Base? {
+    private func opened(waitingFor defaults: UserDefaults) throws(UnreadableDefaultsFile) -> Base? {
         var problem: UnreadableDefaultsFile?
         for _ in 0..<8 {
             let descriptor = open(path, O_RDONLY | O_CLOEXEC)
             var info = stat()
             guard descriptor >= 0 else {
                 // None there; or one that cannot be opened, which a read reports.
-                if case .failure(let problem)? = read() { throw problem }
+                if case .failure(let problem)? = read(waitingFor: defaults) { throw problem }
                 return nil
             }
             guard fstat(descriptor, &info) == 0, let bytes = Base.contents(of: descriptor) else {
@@ -410,7 +418,7 @@ final class SuiteFile: @unchecked Sendable {
             }
             // Caught while Foundation rewrites it in place: wait for it as reads do.
             close(descriptor)
-            if case .failure(let problem)? = read() { throw problem }
+            if case .failure(let problem)? = read(waitingFor: defaults) { throw problem }
             problem = snapshot.problem
         }
         // Caught half written each time, though it parsed in between.
@@ -645,19 +653,19 @@ extension SuiteFile: SuiteBackend {
         // Foundation first writes what the app's plain `set(_:forKey:)` calls left
         // unsaved, so that none is lost and none is written over this change later.
         defaults.synchronize()
-        return try contents()
+        return try contents(waitingFor: defaults)
     }
 
     func write(_ changes: [String: Any?], order: [String], over stored: [String: Any], through defaults: UserDefaults) throws {
         // Made to the file as it is when written, not as it was when the change began:
         // the same but for what a plain `synchronize()` on another thread wrote in
         // between (package writes take turns), which is kept.
-        var base = try opened()
+        var base = try opened(waitingFor: defaults)
         var replaced: [String: Any]?
         for _ in 0..<8 {
             replaced = try replace(applying: changes, order: order, over: base?.snapshot)
             if replaced != nil { break }
-            base = try opened()
+            base = try opened(waitingFor: defaults)
         }
         guard let written = replaced else {
             throw DefaultsSuiteError(operation: .write, path: path, reason: "another file was put in its place during each of eight attempts to write it")
@@ -687,7 +695,7 @@ extension SuiteFile: SuiteBackend {
         // again, as often as the other thread writes): another thread's values where
         // the file still holds what the rename left (else something newer is there),
         // and this change where the file lacks it.
-        let now = try contents()
+        let now = try contents(waitingFor: defaults)
         lost = lost.filter { sameStoredValue(now[$0.key], written[$0.key]) }
         for key in order where !sameStoredValue(now[key], changes[key]!) { lost[key] = .some(changes[key]!) }
         guard !lost.isEmpty else { return }
