@@ -275,59 +275,91 @@ final class SuiteFile: @unchecked Sendable {
         return problem
     }
 
-    /// The suite's values as the file holds them: `[:]` when there is no file.
-    /// - Parameter defaults: An object of the suite, for a write (`read(waitingFor:)`).
-    /// - Throws: `UnreadableDefaultsFile` when the file does not parse.
-    func contents(waitingFor defaults: UserDefaults? = nil) throws(UnreadableDefaultsFile) -> [String: Any] {
-        try read(waitingFor: defaults)?.get() ?? [:]
+    /// Reads and parses the file unless it is as last seen (one `stat`); `nil` when there
+    /// is no file. A read never waits for a writer (`settled(waitingFor:)`).
+    private func read() -> Result<[String: Any], UnreadableDefaultsFile>? {
+        if let last = known.withLock({ $0 }), let now = stamp(), last.stamp == now { return last.contents }
+        return settled(waitingFor: nil)?.map(\.snapshot.values)
     }
 
-    /// Reads and parses the file unless it is as last seen; `nil` when there is no file.
+    /// The file a write starts from, open, parsed; `nil` when there is none. Unlike a
+    /// read's, its bytes are compared with the last snapshot's, not its stamp: a file
+    /// rewritten in place within the clock's tick, at the same size, has the same stamp.
+    ///
+    /// - Parameter defaults: An object of the suite (`settled(waitingFor:)`).
+    /// - Throws: `UnreadableDefaultsFile` when the file does not parse.
+    private func opened(waitingFor defaults: UserDefaults) throws(UnreadableDefaultsFile) -> Base? {
+        try settled(waitingFor: defaults)?.get()
+    }
+
+    /// The file as it is now, open and parsed; `nil` when there is none. The last
+    /// snapshot's values stand when the file holds the same bytes.
     ///
     /// Foundation rewrites a suite's file in place for an app's plain `set(_:forKey:)`
     /// (a `synchronize()` of any suite writes every suite with unsaved changes, on any
     /// thread, in any process, outside this package's lock). A file caught in between
     /// reads as empty or cut short. So a file that does not parse is called unreadable
-    /// only once it has stayed as it is through a pause of 32 ms; while it keeps changing
-    /// it is read again, for up to two seconds.
+    /// only once the same bytes, at the same stamp, are read again after a pause of
+    /// 32 ms; while it keeps changing it is read again, for two seconds and sixteen
+    /// attempts at least. Both must match: a stamp alone misses a rewrite within the
+    /// clock's tick at the same size, and the bytes alone an empty file caught in two
+    /// rewrites. And both limits must pass: a wait for this process's `synchronize()`
+    /// can outlast the two seconds, and the file be whole once it ends.
     ///
     /// - Parameter defaults: An object of the suite, given by a write: its
     ///   `synchronize()` waits, at each pause, for a `synchronize()` of this process
     ///   that is writing the file in place (Foundation holds the domain's lock through
     ///   its write), however long the thread writing it is kept from running. Reads
     ///   give none: a read never waits for a writer.
-    private func read(waitingFor defaults: UserDefaults? = nil) -> Result<[String: Any], UnreadableDefaultsFile>? {
-        guard var found = stamp() else { return nil }
-        if let last = known.withLock({ $0 }), last.stamp == found { return last.contents }
+    private func settled(waitingFor defaults: UserDefaults?) -> Result<Base, UnreadableDefaultsFile>? {
         let deadline = Date().addingTimeInterval(2)
         var pause: UInt32 = 1_000
+        var waited: UInt32 = 0
+        var caught: (bytes: Data, stamp: Stamp)?
+        var attempts = 0
         while true {
-            let snapshot = parse(stamped: found)
-            guard snapshot.problem != nil else {
-                known.withLock { $0 = snapshot }
-                return snapshot.contents
+            attempts += 1
+            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+            var info = stat()
+            guard descriptor >= 0 else {
+                // None there, also a link to nothing: nothing to lose.
+                return errno == ENOENT ? nil : .failure(unreadable(errno: errno))
             }
-            let result = snapshot.contents
+            guard let bytes = Base.contents(of: descriptor), fstat(descriptor, &info) == 0 else {
+                let code = errno
+                close(descriptor)
+                return .failure(unreadable(errno: code))
+            }
+            // Stamped after the read: a rewrite that ends while the file is read changes it.
+            let stamp = Stamp(info)
+            let snapshot: Snapshot
+            if let last = known.withLock({ $0 }), last.holds(bytes) {
+                // Parsed already; stamped anew, since the bytes may be another file's.
+                snapshot = Snapshot(stamp, .success(last.values), entries: last.entries, bytes: last.bytes)
+            } else {
+                snapshot = parse(bytes, stamped: stamp)
+            }
+            guard let problem = snapshot.problem else {
+                known.withLock { $0 = snapshot }
+                return .success(Base(snapshot, descriptor: descriptor))
+            }
+            close(descriptor)
+            let same = caught.map { $0.stamp == stamp && $0.bytes == bytes } ?? false
+            if (same && waited >= 32_000) || (attempts >= 16 && Date() > deadline) {
+                known.withLock { $0 = snapshot }
+                return .failure(problem)
+            }
+            caught = (bytes, stamp)
             usleep(pause)
             defaults?.synchronize()
-            guard let now = stamp() else { return nil }
-            let settled = pause >= 32_000 && now == found
-            if settled || Date() > deadline {
-                known.withLock { $0 = Snapshot(now, result) }
-                return result
-            }
-            found = now
+            waited = pause
             pause = min(pause * 2, 64_000)
         }
     }
 
-    /// The file as it is now, read by its path.
-    private func parse(stamped stamp: Stamp) -> Snapshot {
-        do {
-            return parse(try Data(contentsOf: url), stamped: stamp)
-        } catch {
-            return Snapshot(stamp, .failure(UnreadableDefaultsFile(url: url, reason: (error as NSError).localizedDescription)))
-        }
+    /// The file cannot be opened or read, for the reason `errno` names.
+    private func unreadable(errno code: Int32) -> UnreadableDefaultsFile {
+        UnreadableDefaultsFile(url: url, reason: String(cString: strerror(code)))
     }
 
     /// What `bytes` of the file hold: its values, its entries as written
@@ -384,45 +416,6 @@ final class SuiteFile: @unchecked Sendable {
             guard lseek(descriptor, 0, SEEK_SET) == 0 else { return nil }
             return try? FileHandle(fileDescriptor: descriptor, closeOnDealloc: false).readToEnd() ?? Data()
         }
-    }
-
-    /// The file as a write finds it, open; `nil` when there is none. The last read's
-    /// snapshot stands when the file holds the same bytes.
-    ///
-    /// - Throws: `UnreadableDefaultsFile` when the file does not parse.
-    private func opened(waitingFor defaults: UserDefaults) throws(UnreadableDefaultsFile) -> Base? {
-        var problem: UnreadableDefaultsFile?
-        for _ in 0..<8 {
-            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-            var info = stat()
-            guard descriptor >= 0 else {
-                // None there; or one that cannot be opened, which a read reports.
-                if case .failure(let problem)? = read(waitingFor: defaults) { throw problem }
-                return nil
-            }
-            guard fstat(descriptor, &info) == 0, let bytes = Base.contents(of: descriptor) else {
-                let code = errno
-                close(descriptor)
-                throw UnreadableDefaultsFile(url: url, reason: String(cString: strerror(code)))
-            }
-            let snapshot: Snapshot
-            if let last = known.withLock({ $0 }), last.holds(bytes) {
-                // Parsed already; stamped anew, since the bytes may be another file's.
-                snapshot = Snapshot(Stamp(info), .success(last.values), entries: last.entries, bytes: last.bytes)
-            } else {
-                snapshot = parse(bytes, stamped: Stamp(info))
-            }
-            if snapshot.problem == nil {
-                known.withLock { $0 = snapshot }
-                return Base(snapshot, descriptor: descriptor)
-            }
-            // Caught while Foundation rewrites it in place: wait for it as reads do.
-            close(descriptor)
-            if case .failure(let problem)? = read(waitingFor: defaults) { throw problem }
-            problem = snapshot.problem
-        }
-        // Caught half written each time, though it parsed in between.
-        throw problem!
     }
 
     /// Replaces the file, `changes` made to `base`, in one rename: the new contents go to
@@ -653,7 +646,7 @@ extension SuiteFile: SuiteBackend {
         // Foundation first writes what the app's plain `set(_:forKey:)` calls left
         // unsaved, so that none is lost and none is written over this change later.
         defaults.synchronize()
-        return try contents(waitingFor: defaults)
+        return try opened(waitingFor: defaults)?.snapshot.values ?? [:]
     }
 
     func write(_ changes: [String: Any?], order: [String], over stored: [String: Any], through defaults: UserDefaults) throws {
@@ -695,7 +688,7 @@ extension SuiteFile: SuiteBackend {
         // again, as often as the other thread writes): another thread's values where
         // the file still holds what the rename left (else something newer is there),
         // and this change where the file lacks it.
-        let now = try contents(waitingFor: defaults)
+        let now = try opened(waitingFor: defaults)?.snapshot.values ?? [:]
         lost = lost.filter { sameStoredValue(now[$0.key], written[$0.key]) }
         for key in order where !sameStoredValue(now[key], changes[key]!) { lost[key] = .some(changes[key]!) }
         guard !lost.isEmpty else { return }

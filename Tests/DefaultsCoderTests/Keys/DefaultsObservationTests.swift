@@ -143,15 +143,11 @@ struct DefaultsObservationTests {
         let seen = Locked<[Int]>([])
         let observation = suite.defaults.observe(.launchCount, initial: false) { _, new in seen.withLock { $0.append(new) } }
         // Announcements on other threads take their list of observers, then recheck each.
-        let stop = Locked(false)
-        let announcers = (0..<2).map { _ in
-            Thread { while !stop.withLock({ $0 }) { ChangeFeed.recheckAll() } }
-        }
-        for announcer in announcers { announcer.start() }
+        let announcers = (0..<2).map { _ in Repeating { _ in ChangeFeed.recheckAll() } }
         for value in 1...20 { suite.defaults[.launchCount] = value }
         observation.cancel()
         for value in 100...400 { suite.defaults[.launchCount] = value }
-        stop.withLock { $0 = true }
+        for announcer in announcers { announcer.stop() }
         #expect(seen.withLock { $0 }.allSatisfy { $0 <= 20 })
     }
 
@@ -373,16 +369,12 @@ struct DefaultsObservationTests {
             events.withLock { $0.append([old, new]) }
             if new < last { try? defaults.write(new + 1, to: key) }
         }
-        let stop = Locked(false)
-        let announcers = (0..<2).map { _ in
-            Thread { while !stop.withLock({ $0 }) { ChangeFeed.recheckAll() } }
-        }
-        for announcer in announcers { announcer.start() }
-        defer { stop.withLock { $0 = true } }
+        let announcers = (0..<2).map { _ in Repeating { _ in ChangeFeed.recheckAll() } }
+        defer { for announcer in announcers { announcer.stop() } }
         #expect(await finishes { try? defaults.write(1, to: key) })
         let expected = (0..<last).map { [$0, $0 + 1] }
         #expect(await eventually { events.withLock { $0.count } >= last })
-        stop.withLock { $0 = true }
+        for announcer in announcers { announcer.stop() }
         #expect(events.withLock { $0 } == expected)
         withExtendedLifetime(observation) {}
     }
@@ -531,16 +523,8 @@ struct DefaultsObservationTests {
         let suite = TestSuite()
         let key = DefaultsKey<Int>(uniqueKey("initial"), default: 0)
         nonisolated(unsafe) let defaults = suite.defaults
-        let stop = Locked(false)
-        let writer = Thread {
-            var value = 0
-            while !stop.withLock({ $0 }) {
-                value += 1
-                try? defaults.write(value, to: key)
-            }
-        }
-        writer.start()
-        defer { stop.withLock { $0 = true } }
+        let writer = Repeating { value in try? defaults.write(value, to: key) }
+        defer { writer.stop() }
         for _ in 0..<20 {
             let calls = Recorded<[Int]>()
             let observation = suite.defaults.observe(key) { old, new in calls.append([old, new]) }

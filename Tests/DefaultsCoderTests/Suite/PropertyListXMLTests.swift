@@ -94,8 +94,8 @@ struct PropertyListXMLTests {
             // that has no canonically equal sibling.
             #expect(Set(foundationKeys).isSubset(of: Set(packageKeys)), "seed \(seed): Foundation's file's keys")
 
-            let packageRead = try freshRead(packageFile)
-            let foundationRead = try freshRead(foundationFile)
+            let packageRead = try freshRead(packageFile, in: directory)
+            let foundationRead = try freshRead(foundationFile, in: directory)
             for (key, tree) in entries {
                 let scalars = key.unicodeScalars.map { String($0.value, radix: 16) }.joined(separator: " ")
                 let read = packageRead.object(forKey: key)
@@ -110,9 +110,9 @@ struct PropertyListXMLTests {
     }
 
     /// The file read by Foundation as a new process would: a suite of its own, named by
-    /// the absolute path of a copy.
-    private func freshRead(_ file: Data) throws -> UserDefaults {
-        let base = FileManager.default.temporaryDirectory.appendingPathComponent("PropertyListXMLTests-\(UUID().uuidString)")
+    /// the absolute path of a copy in `directory`.
+    private func freshRead(_ file: Data, in directory: URL) throws -> UserDefaults {
+        let base = directory.appendingPathComponent("fresh-\(UUID().uuidString)")
         try file.write(to: base.appendingPathExtension("plist"))
         return try #require(UserDefaults(suiteName: base.path))
     }
@@ -234,6 +234,7 @@ struct PropertyListXMLSuiteTests {
 
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("PropertyListXMLSuite-\(UUID().uuidString)")
         try FileManager.default.copyItem(at: suite.fileURL, to: base.appendingPathExtension("plist"))
+        defer { try? FileManager.default.removeItem(at: base.appendingPathExtension("plist")) }
         let fresh = try #require(UserDefaults(suiteName: base.path))
         #expect(fresh.object(forKey: composed) as? Int == 1)
         #expect(fresh.object(forKey: decomposed) as? Int == 2)

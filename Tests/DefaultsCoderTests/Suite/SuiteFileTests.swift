@@ -167,6 +167,7 @@ struct SuiteFileGuardTests {
         defer {
             defaults.removePersistentDomain(forName: name)
             try? FileManager.default.removeItem(at: file)
+            try? FileManager.default.removeItem(atPath: file.path + ".lock")
         }
         #expect(DefaultsSuite.of(defaults).file?.url == file)
         try expectGuarded(defaults, file: file)
@@ -260,17 +261,12 @@ struct SuiteFileGuardTests {
         let suite = TestSuite()
         let other = TestSuite("other")
         let (first, second) = (SendableAny(suite.defaults), SendableAny(other.defaults))
-        let stop = Locked(false)
-        let rewriter = Thread {
-            var round = 0
-            while !stop.withLock({ $0 }) {
-                round += 1
-                (first.value as! UserDefaults).set(String(repeating: "x", count: round % 4_000), forKey: "plain")
-                (second.value as! UserDefaults).synchronize()
-            }
+        let rewriter = Repeating { round in
+            (first.value as! UserDefaults).set(String(repeating: "x", count: round % 4_000), forKey: "plain")
+            (second.value as! UserDefaults).synchronize()
         }
-        rewriter.start()
-        defer { stop.withLock { $0 = true } }
+        // Stopped before the suites are removed, so that it writes no file after.
+        defer { rewriter.stop() }
         let failures = try await offPool { () -> [String] in
             var failures: [String] = []
             for value in 0..<300 {
@@ -284,6 +280,50 @@ struct SuiteFileGuardTests {
         }
         #expect(failures == [])
         #expect(suite.defaults.integer(forKey: "counter") == 299)
+    }
+
+    /// Where a write finds the file emptied by a plain write held up between its
+    /// truncation and its write (`HeldUpDefaults`).
+    enum HeldUpAt: String, CaseIterable, Sendable {
+        /// When the change reads the suite's values, right after its `synchronize()`.
+        case changeBegins
+        /// When the write opens the file, after the change's body ran.
+        case writeBegins
+    }
+
+    @Test(
+        "a write that waits longer than two seconds for this process's synchronize() reads the file again, and finds it whole",
+        arguments: HeldUpAt.allCases)
+    func heldUpPlainWrite(at place: HeldUpAt) async throws {
+        let suite = TestSuite()
+        try suite.defaults.encode(1, forKey: "a")
+        let defaults = try #require(HeldUpDefaults(suiteName: suite.name))
+        defaults.file = suite.fileURL
+        let sendable = SendableAny(defaults)
+        let outcome = try await offPool { () -> String? in
+            let defaults = sendable.value as! HeldUpDefaults
+            do {
+                switch place {
+                case .changeBegins:
+                    defaults.steps.withLock { $0 = [.empty, .holdUp] }
+                    try defaults.encode(2, forKey: "b")
+                case .writeBegins:
+                    try DefaultsSuite.change([defaults]) { values in
+                        try values.set(2, forKey: "b")
+                        defaults.steps.withLock { $0 = [.holdUp] }
+                        defaults.emptyFile()
+                    }
+                }
+                return nil
+            } catch {
+                return "\(error)"
+            }
+        }
+        #expect(outcome == nil)
+        #expect(defaults.steps.withLock { $0 } == [])
+        let file = try PropertyListSerialization.propertyList(from: Data(contentsOf: suite.fileURL), format: nil) as? [String: Any]
+        #expect(file?["a"] as? Int == 1)
+        #expect(file?["b"] as? Int == 2)
     }
 
     /// What each side of `plainBesidePackage` does to its own keys.
@@ -384,3 +424,45 @@ struct SuiteFileGuardTests {
 
 /// A subclass, as apps make to add their own accessors.
 final class AppDefaults: UserDefaults {}
+
+/// A suite whose `synchronize()` plays a plain write of another thread of this process,
+/// held up between its truncation and its write: a `synchronize()` of this process
+/// waits for it (Foundation holds its lock through the write), as long as it is held up.
+final class HeldUpDefaults: UserDefaults {
+    /// What one `synchronize()` does before Foundation's own.
+    enum Step: Equatable, Sendable {
+        /// After it: the other thread's write begins, and empties the file.
+        case empty
+        /// Waits longer than a write's two seconds, then the other thread's write ends:
+        /// the file holds what it held before it was emptied.
+        case holdUp
+    }
+
+    /// What the next calls do, in turn; a call with none left is Foundation's alone.
+    let steps = Locked<[Step]>([])
+    /// The suite's file.
+    var file: URL?
+    private let held = Locked<Data?>(nil)
+
+    override func synchronize() -> Bool {
+        let step = steps.withLock { $0.isEmpty ? nil : $0.removeFirst() }
+        switch step {
+        case .empty?:
+            let result = super.synchronize()
+            emptyFile()
+            return result
+        case .holdUp?:
+            Thread.sleep(forTimeInterval: 2.2)
+            if let bytes = held.withLock({ $0 }) { try? bytes.write(to: file!) }
+            return super.synchronize()
+        case nil:
+            return super.synchronize()
+        }
+    }
+
+    /// The other thread's write begins: it empties the file in place.
+    func emptyFile() {
+        held.withLock { $0 = try? Data(contentsOf: file!) }
+        try? Data().write(to: file!)
+    }
+}

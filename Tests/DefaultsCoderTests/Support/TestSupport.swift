@@ -112,8 +112,10 @@ final class TestSuite {
     deinit {
         defaults.removePersistentDomain(forName: name)
         try? FileManager.default.removeItem(at: fileURL)
-        // The lock file a migration leaves next to the suite's file.
+        // The lock file a write leaves next to the suite's file, and the new file a
+        // killed write leaves.
         try? FileManager.default.removeItem(atPath: fileURL.path + ".lock")
+        try? FileManager.default.removeItem(atPath: fileURL.path + ".defaultscoder-new")
     }
 }
 
@@ -335,6 +337,33 @@ func finishes(within seconds: Double = 10, _ body: @escaping @Sendable () -> Voi
         done.withLock { $0 = true }
     }.start()
     return await eventually(within: seconds) { done.withLock { $0 } }
+}
+
+/// A thread that runs `step` over and over, with the round's number from 1, until
+/// `stop()`, which waits for the round under way: nothing it does outlives the test.
+final class Repeating: Sendable {
+    private let stopping = Locked(false)
+    private let stopped = DispatchSemaphore(value: 0)
+
+    init(_ step: @escaping @Sendable (Int) -> Void) {
+        Thread { [stopping, stopped] in
+            var round = 0
+            while !stopping.withLock({ $0 }) {
+                round += 1
+                step(round)
+            }
+            stopped.signal()
+        }.start()
+    }
+
+    /// Stops it and waits for its thread to end; again, does nothing.
+    func stop() {
+        let first = stopping.withLock { stopping in
+            defer { stopping = true }
+            return !stopping
+        }
+        if first { stopped.wait() }
+    }
 }
 
 // MARK: - Container-level helpers
