@@ -322,8 +322,10 @@ final class SuiteFile: @unchecked Sendable {
             let descriptor = open(path, O_RDONLY | O_CLOEXEC)
             var info = stat()
             guard descriptor >= 0 else {
-                // None there, also a link to nothing: nothing to lose.
-                return errno == ENOENT ? nil : .failure(unreadable(errno: errno))
+                // None there (also a link to nothing, or a path through a file, as
+                // `stat` finds none): nothing to lose.
+                let code = errno
+                return code == ENOENT || code == ENOTDIR ? nil : .failure(unreadable(errno: code))
             }
             guard let bytes = Base.contents(of: descriptor), fstat(descriptor, &info) == 0 else {
                 let code = errno
