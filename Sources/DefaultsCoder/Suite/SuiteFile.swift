@@ -66,15 +66,17 @@ final class SuiteFile: @unchecked Sendable {
     /// The path with every symbolic link and `.`/`..` resolved: the file's own when it
     /// exists, else its directory's with the file's name.
     private static func realPath(_ path: String) -> String {
-        if let resolved = realpath(path, nil) {
-            defer { free(resolved) }
-            return String(cString: resolved)
-        }
+        if let resolved = resolved(path) { return resolved }
         let url = URL(fileURLWithPath: path)
-        let directory = url.deletingLastPathComponent().path
-        guard let resolved = realpath(directory, nil) else { return url.standardizedFileURL.path }
+        guard let directory = resolved(url.deletingLastPathComponent().path) else { return url.standardizedFileURL.path }
+        return directory + "/" + url.lastPathComponent
+    }
+
+    /// `realpath(3)` of `path`: `nil` when something on the way does not exist.
+    private static func resolved(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
         defer { free(resolved) }
-        return String(cString: resolved) + "/" + url.lastPathComponent
+        return String(cString: resolved)
     }
 
     /// The file's real path.
@@ -564,10 +566,7 @@ final class SuiteFile: @unchecked Sendable {
     private static func linkTarget(of path: String) -> String? {
         var info = stat()
         guard lstat(path, &info) == 0, info.st_mode & mode_t(S_IFMT) == mode_t(S_IFLNK) else { return nil }
-        if let resolved = realpath(path, nil) {
-            defer { free(resolved) }
-            return String(cString: resolved)
-        }
+        if let resolved = resolved(path) { return resolved }
         // A link to nothing yet: the file it would name, where its directory exists
         // (else the link itself is replaced: there is nothing to lose).
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
