@@ -321,18 +321,25 @@ final class SuiteFile: @unchecked Sendable {
         var attempts = 0
         while true {
             attempts += 1
-            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+            // Not blocking: a pipe at the path is refused below rather than waited on for
+            // a writer; a regular file is read as ever.
+            let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
             var info = stat()
             guard descriptor >= 0 else {
                 // None there (also a link to nothing, or a path through a file, as
                 // `stat` finds none): nothing to lose.
                 let code = errno
-                return code == ENOENT || code == ENOTDIR ? nil : .failure(unreadable(errno: code))
+                return code == ENOENT || code == ENOTDIR ? nil : .failure(UnreadableDefaultsFile(url: url, reason: String(cString: strerror(code))))
             }
-            guard let bytes = Base.contents(of: descriptor), fstat(descriptor, &info) == 0 else {
-                let code = errno
+            func failure(_ reason: String) -> Result<Base, UnreadableDefaultsFile> {
                 close(descriptor)
-                return .failure(unreadable(errno: code))
+                return .failure(UnreadableDefaultsFile(url: url, reason: reason))
+            }
+            guard fstat(descriptor, &info) == 0 else { return failure(String(cString: strerror(errno))) }
+            // A pipe, a directory or a device: nothing a write may replace.
+            guard info.st_mode & S_IFMT == S_IFREG else { return failure("it is not a regular file") }
+            guard let bytes = Base.contents(of: descriptor), fstat(descriptor, &info) == 0 else {
+                return failure(String(cString: strerror(errno)))
             }
             // Stamped after the read: a rewrite that ends while the file is read changes it.
             let stamp = Stamp(info)
@@ -359,11 +366,6 @@ final class SuiteFile: @unchecked Sendable {
             waited = pause
             pause = min(pause * 2, 64_000)
         }
-    }
-
-    /// The file cannot be opened or read, for the reason `errno` names.
-    private func unreadable(errno code: Int32) -> UnreadableDefaultsFile {
-        UnreadableDefaultsFile(url: url, reason: String(cString: strerror(code)))
     }
 
     /// What `bytes` of the file hold: its values, its entries as written

@@ -225,6 +225,43 @@ struct SuiteFileGuardTests {
         #expect(values["b"] as? Int == 2)
     }
 
+    /// What stands where the suite's file would be, that is not a file.
+    enum NotAFile: String, CaseIterable, Sendable {
+        case pipe, directory
+    }
+
+    @Test("a pipe or a directory where the file would be is refused at once, and left as it is", arguments: NotAFile.allCases)
+    func notAFile(_ kind: NotAFile) async throws {
+        let suite = TestSuite()
+        let path = suite.fileURL.path
+        switch kind {
+        case .pipe: #expect(mkfifo(path, 0o600) == 0)
+        case .directory: try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        }
+        defer {
+            // A reader still waiting for a writer (a failure) is let go; and the pipe is
+            // removed before the suite, whose removal Foundation would make wait too.
+            let writer = open(path, O_WRONLY | O_NONBLOCK)
+            if writer >= 0 { close(writer) }
+            try? FileManager.default.removeItem(atPath: path)
+        }
+        nonisolated(unsafe) let defaults = suite.defaults
+        let thrown = Locked<String?>(nil)
+        let finished = await finishes(within: 10) {
+            do {
+                try defaults.encode(1, forKey: "a")
+                thrown.withLock { $0 = "nothing" }
+            } catch {
+                thrown.withLock { $0 = "\(error)" }
+            }
+        }
+        #expect(finished)
+        #expect(thrown.withLock { $0 } == UnreadableDefaultsFile(url: suite.fileURL, reason: "it is not a regular file").description)
+        var info = stat()
+        #expect(lstat(path, &info) == 0)
+        #expect(info.st_mode & S_IFMT == (kind == .pipe ? S_IFIFO : S_IFDIR))
+    }
+
     @Test("a file whose mode says no one writes it is not replaced: the write throws and the file stays", arguments: [0o400, 0o444, 0o500])
     func readOnlyFile(mode: Int) throws {
         let suite = TestSuite()
