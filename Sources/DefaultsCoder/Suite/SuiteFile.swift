@@ -435,9 +435,10 @@ final class SuiteFile: @unchecked Sendable {
     /// scalar, so keys that Swift's `String` takes for one stay two, as Foundation's own
     /// writer keeps them.
     ///
-    /// - Returns: The values written, or `nil` when another file than `base` is there
+    /// - Returns: The values written and the file's bytes (`nil` when the suite was
+    ///   emptied, and its file removed); or `nil` when another file than `base` is there
     ///   (or one where there was none): nothing is written then.
-    private func replace(applying changes: [String: Any?], order: [String], over base: Snapshot?) throws -> [String: Any]? {
+    private func replace(applying changes: [String: Any?], order: [String], over base: Snapshot?) throws -> Written? {
         var values = base?.values ?? [:]
         for key in order { values[key] = changes[key]! }
         let entries = Self.entries(of: values, applying: changes, order: order, over: base?.entries)
@@ -453,7 +454,7 @@ final class SuiteFile: @unchecked Sendable {
             if unlink(destination) != 0 && errno != ENOENT { throw DefaultsSuiteError.system(.write, destination, errno: errno) }
             known.withLock { $0 = nil }
             lastLook.withLock { $0 = nil }
-            return values
+            return (values, nil)
         }
         let data: Data
         do {
@@ -505,10 +506,15 @@ final class SuiteFile: @unchecked Sendable {
         // file there is still this write's.
         let renamed = identified ? stamp() : nil
         let stamped = renamed.flatMap { $0.isFile(of: Stamp(written)) ? $0 : nil }
-        known.withLock { $0 = stamped.map { Snapshot($0, .success(values), entries: entries, bytes: Array(data)) } }
+        let bytes = Array(data)
+        known.withLock { $0 = stamped.map { Snapshot($0, .success(values), entries: entries, bytes: bytes) } }
         lastLook.withLock { $0 = nil }
-        return values
+        return (values, bytes)
     }
+
+    /// What a write put in the suite: its values, and its file's bytes (`nil` when it
+    /// removed the file).
+    private typealias Written = (values: [String: Any], bytes: [UInt8]?)
 
     /// Puts the new file at `destination`: over the file there in one rename, or, where
     /// there was none, as a new link, which fails (`EEXIST`) when a file appeared there
@@ -657,7 +663,7 @@ extension SuiteFile: SuiteBackend {
         // the same but for what a plain `synchronize()` on another thread wrote in
         // between (package writes take turns), which is kept.
         var base = try opened(waitingFor: defaults)
-        var replaced: [String: Any]?
+        var replaced: Written?
         for _ in 0..<8 {
             replaced = try replace(applying: changes, order: order, over: base?.snapshot)
             if replaced != nil { break }
@@ -684,15 +690,17 @@ extension SuiteFile: SuiteBackend {
                 }
             }
         }
-        let rewritten = stamp() != known.withLock { $0?.stamp }
-        guard rewritten || !lost.isEmpty else { return }
+        // Whether the new file was rewritten over: by its bytes, as every check of a
+        // write's (a rewrite within the clock's tick, at the same size, keeps the stamp).
+        let file = try opened(waitingFor: defaults)?.snapshot
+        guard file?.bytes != written.bytes || !lost.isEmpty else { return }
         // Written again through Foundation, whose `synchronize()` takes turns with every
         // other in the process (a package write made again by rename can be overtaken
         // again, as often as the other thread writes): another thread's values where
         // the file still holds what the rename left (else something newer is there),
         // and this change where the file lacks it.
-        let now = try opened(waitingFor: defaults)?.snapshot.values ?? [:]
-        lost = lost.filter { sameStoredValue(now[$0.key], written[$0.key]) }
+        let now = file?.values ?? [:]
+        lost = lost.filter { sameStoredValue(now[$0.key], written.values[$0.key]) }
         for key in order where !sameStoredValue(now[key], changes[key]!) { lost[key] = .some(changes[key]!) }
         guard !lost.isEmpty else { return }
         for (key, value) in lost.sorted(by: { $0.key < $1.key }) {
