@@ -163,12 +163,8 @@ struct DefaultsSuiteTests {
             try child.waitForLine("in step")
             let wrote = Locked<String?>(nil)
             Thread {
-                do {
-                    try (defaults.value as! UserDefaults).encode(1, forKey: "other")
-                    wrote.withLock { $0 = "wrote" }
-                } catch {
-                    wrote.withLock { $0 = "\(error)" }
-                }
+                let failure = thrown { try (defaults.value as! UserDefaults).encode(1, forKey: "other") }
+                wrote.withLock { $0 = failure ?? "wrote" }
             }.start()
             usleep(500_000)
             let early = wrote.withLock { $0 }

@@ -246,17 +246,13 @@ struct SuiteFileGuardTests {
             try? FileManager.default.removeItem(atPath: path)
         }
         nonisolated(unsafe) let defaults = suite.defaults
-        let thrown = Locked<String?>(nil)
+        let outcome = Locked<String?>(nil)
         let finished = await finishes(within: 10) {
-            do {
-                try defaults.encode(1, forKey: "a")
-                thrown.withLock { $0 = "nothing" }
-            } catch {
-                thrown.withLock { $0 = "\(error)" }
-            }
+            let failure = thrown { try defaults.encode(1, forKey: "a") }
+            outcome.withLock { $0 = failure ?? "nothing" }
         }
         #expect(finished)
-        #expect(thrown.withLock { $0 } == UnreadableDefaultsFile(url: suite.fileURL, reason: "it is not a regular file").description)
+        #expect(outcome.withLock { $0 } == UnreadableDefaultsFile(url: suite.fileURL, reason: "it is not a regular file").description)
         var info = stat()
         #expect(lstat(path, &info) == 0)
         #expect(info.st_mode & S_IFMT == (kind == .pipe ? S_IFIFO : S_IFDIR))
@@ -307,11 +303,7 @@ struct SuiteFileGuardTests {
         let failures = try await offPool { () -> [String] in
             var failures: [String] = []
             for value in 0..<300 {
-                do {
-                    try (first.value as! UserDefaults).encode(value, forKey: "counter")
-                } catch {
-                    failures.append("\(error)")
-                }
+                if let failure = thrown(by: { try (first.value as! UserDefaults).encode(value, forKey: "counter") }) { failures.append(failure) }
             }
             return failures
         }
@@ -339,7 +331,7 @@ struct SuiteFileGuardTests {
         let sendable = SendableAny(defaults)
         let outcome = try await offPool { () -> String? in
             let defaults = sendable.value as! HeldUpDefaults
-            do {
+            return thrown {
                 switch place {
                 case .changeBegins:
                     defaults.steps.withLock { $0 = [.empty, .holdUp] }
@@ -351,9 +343,6 @@ struct SuiteFileGuardTests {
                         defaults.emptyFile()
                     }
                 }
-                return nil
-            } catch {
-                return "\(error)"
             }
         }
         #expect(outcome == nil)
@@ -404,11 +393,10 @@ struct SuiteFileGuardTests {
             let defaults = defaults.value as! UserDefaults
             var failures: [String] = []
             for (index, key) in packageKeys.enumerated() {
-                do {
+                let failure = thrown {
                     if race == .packageRemoves { try defaults.reset(DefaultsKey<Int>(key, default: 0)) } else { try defaults.encode(index, forKey: key) }
-                } catch {
-                    failures.append("\(error)")
                 }
+                if let failure { failures.append(failure) }
             }
             while !finished.withLock({ $0 }) { usleep(1_000) }
             return failures

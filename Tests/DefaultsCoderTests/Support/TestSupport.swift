@@ -339,6 +339,17 @@ func finishes(within seconds: Double = 10, _ body: @escaping @Sendable () -> Voi
     return await eventually(within: seconds) { done.withLock { $0 } }
 }
 
+/// What `body` threw, as text; `nil` when it threw nothing. For work on other threads,
+/// whose failures the test asserts afterwards.
+func thrown(by body: () throws -> Void) -> String? {
+    do {
+        try body()
+        return nil
+    } catch {
+        return "\(error)"
+    }
+}
+
 /// A thread that runs `step` over and over, with the round's number from 1, until
 /// `stop()`, which waits for the round under way: nothing it does outlives the test.
 final class Repeating: Sendable {
