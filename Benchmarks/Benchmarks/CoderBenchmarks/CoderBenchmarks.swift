@@ -308,6 +308,18 @@ let benchmarks: @Sendable () -> Void = {
         "Typed read ratio: present key read(_:) ÷ Foundation object(forKey:) as? Int",
         { for _ in 0..<1_000 { blackHole(try defaults.read(present)) } },
         { for _ in 0..<1_000 { blackHole(defaults.object(forKey: present.name) as? Int) } })
+    // A `@UserDefault` read costs a read: against the typed subscript, and, for a wrapper
+    // made, read once and dropped (as a SwiftUI view struct is), against Foundation's
+    // `object(forKey:)`.
+    let wrapped = UserDefault(present, store: defaults)
+    ratio(
+        "Typed read ratio: @UserDefault read ÷ subscript read",
+        { for _ in 0..<1_000 { blackHole(wrapped.wrappedValue) } },
+        { for _ in 0..<1_000 { blackHole(defaults[present]) } })
+    ratio(
+        "Typed read ratio: @UserDefault made, read once and dropped ÷ Foundation object(forKey:) as? Int",
+        { for _ in 0..<1_000 { blackHole(UserDefault(present, store: defaults).wrappedValue) } },
+        { for _ in 0..<1_000 { blackHole(defaults.object(forKey: present.name) as? Int) } })
     // A write costs the same whatever observes other keys: two suites of the same
     // contents, one with 1,000 observers of keys the write does not touch.
     let observedSuite = UserDefaults(suiteName: suite + "-observed")!

@@ -241,3 +241,11 @@ public protocol DefaultsOptional: ExpressibleByNilLiteral {}
 
 /// `Optional` as the value of a key whose default is `nil`.
 extension Optional: DefaultsOptional {}
+
+extension Equatable {
+    /// Whether `other` is a value of this type equal to this one.
+    fileprivate func isEqual(to other: Any) -> Bool {
+        guard let other = other as? Self else { return false }
+        return self == other
+    }
+}

@@ -1,8 +1,8 @@
 // Observation without KVO: each observer subscribes to its suite's change feed
 // (`ChangeFeed`), which hands it every change of its key — the package's writes in the
 // order they reached the suite, what Foundation announces, what other processes wrote —
-// one at a time; the observer compares each with the value it last had and reports the
-// ones that differ.
+// one at a time, and only values that differ from the one before (the feed compares
+// them); the observer decodes each and reports it.
 
 import Foundation
 
@@ -42,15 +42,6 @@ public final class DefaultsObservation: Sendable {
         feed.unsubscribe(observer)
     }
 
-    /// Tells the observation what a reader of its key just read, in order with the
-    /// changes it receives, so that the next change is measured against it: a value
-    /// changed without an announcement (a plain `set(_:forKey:)` on Linux, not yet
-    /// synchronized) and then changed back must still be heard.
-    func noteRead(key: String, stored: Any?) {
-        guard let observer, let feed else { return }
-        feed.rebase(observer, key: key, stored: stored)
-    }
-
     deinit {
         cancel()
     }
@@ -63,15 +54,15 @@ extension UserDefaults {
     ///
     /// Changes reach the handler one at a time, never on two threads at once, in the
     /// order the suite took them: the package's writes in this process in the order they
-    /// reached the suite, even from several threads at once. The handler runs with no
-    /// lock held: for a write through this package normally on the writing thread,
-    /// before the write returns; but a change found while the handler runs for an earlier
-    /// one (on another thread, or by a write inside the handler) is handed over by the
-    /// thread already calling it, once the handler returns; another process's change
-    /// arrives on a queue of the package's. So do not assume a thread: hop to your actor
-    /// inside the handler (`Task { @MainActor in … }`). It is not called for a write that
-    /// leaves the value as it was (compared with `==` when `Value` is `Equatable`,
-    /// otherwise by the stored property list), and never goes back to an older value.
+    /// reached the suite, even from several threads at once. A write through the package
+    /// returns after its observers ran: the handler runs on the writing thread, or on a
+    /// thread already handing an earlier change over, which the write waits for. A write
+    /// made inside the handler is handed over right after the handler returns, so a
+    /// handler must not wait for another thread that writes the same suite. Another
+    /// process's change arrives on a queue of the package's. So do not assume a thread:
+    /// hop to your actor inside the handler (`Task { @MainActor in … }`). It is not
+    /// called for a write that leaves the stored value as it was (compared once, by the
+    /// suite's change feed, as property lists), and never goes back to an older value.
     ///
     /// Seen: every change made through this package in this process — `write(_:to:)`, the
     /// subscript, `@UserDefault`, `reset()`, `reset(_:)`, `resetAll()`,
@@ -88,8 +79,9 @@ extension UserDefaults {
     /// <doc:TypedKeysWrapperAndObservation> for the delays.
     ///
     /// With `initial` (the default, as for `updates(for:initial:)`), `handler` is first
-    /// called once with the current value as both old and new — before `observe` returns
-    /// unless another thread is handing over changes of the suite — and before any change.
+    /// called once with the current value as both old and new, before `observe` returns
+    /// (inside a handler of the same suite: right after that handler returns), and before
+    /// any change.
     ///
     /// - Parameters:
     ///   - key: The key to observe.
@@ -193,7 +185,7 @@ extension UserDefaults {
     ) -> DefaultsObservation {
         let feed = DefaultsSuite.of(self).feed
         let observer = KeyObserver(defaults: self, key: key, handler: handler)
-        feed.subscribe(observer, to: [key.name], initial: initial)
+        feed.subscribe(observer, to: [key.name], through: self, initial: initial)
         return DefaultsObservation(observer: observer, feed: feed)
     }
 }
@@ -205,15 +197,15 @@ private protocol StoppableObserver: ChangeSubscriber {
     func cancel()
 }
 
-/// One observation of one key: the feed hands it each change of its key, one at a time,
-/// and it reports those that differ from what it last had.
+/// One observation of one key: the feed hands it each change of its key — a value that
+/// differs from the one before — one at a time, and it decodes and reports it.
 private final class KeyObserver<Value: Codable & Sendable>: StoppableObserver, @unchecked Sendable {
     // `defaults` is thread-safe; the mutable state is behind `last`.
     private let defaults: UserDefaults
     private let key: DefaultsKey<Value>
     private let handler: @Sendable (Value, Value) -> Void
-    /// What the observer last had: the stored tree and its value (`nil` until `begin`).
-    private let last = Locked<(stored: Any?, value: Value?, isCancelled: Bool)>((nil, nil, false))
+    /// The value the observer last had (`nil` until `begin`), and whether it stopped.
+    private let last = Locked<(value: Value?, isCancelled: Bool)>((nil, false))
 
     init(defaults: UserDefaults, key: DefaultsKey<Value>, handler: @escaping @Sendable (Value, Value) -> Void) {
         self.defaults = defaults
@@ -225,10 +217,9 @@ private final class KeyObserver<Value: Codable & Sendable>: StoppableObserver, @
         last.withLock { $0.isCancelled = true }
     }
 
-    func begin() {
-        let stored = defaults.object(forKey: key.name)
+    func begin(key _: String, stored: Any?) {
         let (value, failure) = decode(stored)
-        last.withLock { $0 = (stored, value, $0.isCancelled) }
+        last.withLock { $0.value = value }
         if let failure { DefaultsFailure.report(failure) }
     }
 
@@ -238,13 +229,11 @@ private final class KeyObserver<Value: Codable & Sendable>: StoppableObserver, @
     }
 
     func receive(_ change: KeyChange) {
-        guard change.key == key.name else { return }
         let (value, failure) = decode(change.stored)
         let old: Value? = last.withLock { last in
             guard !last.isCancelled else { return nil }
-            defer { (last.stored, last.value) = (change.stored, value) }
-            guard let old = last.value, !change.isSilent, !isSame(old, value, stored: last.stored, change.stored) else { return nil }
-            return old
+            defer { last.value = value }
+            return change.isSilent ? nil : last.value
         }
         // The change first: a failure handler that repairs the value causes the next
         // change, which must be heard after this one.
@@ -260,30 +249,5 @@ private final class KeyObserver<Value: Codable & Sendable>: StoppableObserver, @
         } catch {
             return (key.defaultValue, DefaultsFailure(key: key.name, operation: .read, error: error))
         }
-    }
-}
-
-/// Whether two values are the same: by `==` when the type is `Equatable`, otherwise by
-/// their stored property lists.
-private func isSame<Value>(_ old: Value, _ new: Value, stored oldStored: Any?, _ newStored: Any?) -> Bool {
-    // Nothing stored, before and after: the default both times, even one worked out
-    // anew at each read (a key made with a closure).
-    if oldStored == nil && newStored == nil { return true }
-    if let equal = equalIfEquatable(old, new) ?? equalIfEquatable(new, old) { return equal }
-    return sameStoredValue(oldStored, newStored)
-}
-
-/// `lhs == rhs` when `lhs` is `Equatable` (an `Optional` only when it holds a value);
-/// `nil` otherwise.
-private func equalIfEquatable<Value>(_ lhs: Value, _ rhs: Value) -> Bool? {
-    guard let lhs = lhs as? any Equatable else { return nil }
-    return lhs.isEqual(to: rhs)
-}
-
-extension Equatable {
-    /// Whether `other` is a value of this type equal to this one.
-    func isEqual(to other: Any) -> Bool {
-        guard let other = other as? Self else { return false }
-        return self == other
     }
 }

@@ -1,9 +1,15 @@
 // The Observation framework without macros: reading a `@UserDefault` property inside
 // `withObservationTracking` (what a SwiftUI `body` does) registers its key, and the next
-// real change of that key fires the tracking's `onChange`. Each wrapper has a registrar
-// of its own, made on its first read, which hears of changes through the same observers
-// as `observe(_:initial:handler:)`: so a write of an equal value, or of another key, fires
-// nothing.
+// real change of that key fires the tracking's `onChange`.
+//
+// A read costs a read. Every wrapper of one key in one suite shares one tracker, which
+// listens to the suite's feed from a read until the key's next change: the feed has
+// already compared the value, so the tracker decodes nothing and fires. Then it stops
+// listening, as the framework's own trackings end when they fire; the next read arms a
+// new one. Observation has no public way to ask whether a tracking is in progress
+// (`ObservationRegistrar` offers `access`, `willSet`, `didSet` and `withMutation`), so a
+// read outside any tracking arms one too: at most one per suite and key, until the key
+// changes.
 
 import Foundation
 
@@ -11,71 +17,110 @@ import Foundation
 import Observation
 #endif
 
-/// What a `UserDefault` keeps for the Observation framework: nothing until its first read
-/// on a system that has the framework, then a `KeyTracker` for as long as the wrapper
-/// lives. A class, so that a wrapper copied into a SwiftUI `@State` or a model keeps one.
-final class KeyTracking: Sendable {
-    /// The `KeyTracker`, typed as `AnyObject` so that this class needs no availability.
-    private let tracker = Locked<(any AnyObject & Sendable)?>(nil)
-
-    /// Tells the Observation framework that the value for `key` in `store` was read.
-    /// Registers a read of `key` with the tracking in progress, if any: `stored` is what
-    /// the reader got, and the next change is measured against it. A change the suite's
-    /// `feed` (the store's suite's) published since `changesBefore`
-    /// (`ChangeFeed.changeCount(of:)`) fires at once for the trackings already installed:
-    /// the reader may have read the value before it. (The tracking in progress is
-    /// installed only when its reading body returns, and hears nothing before then: the
-    /// wrapper reads again instead, while changes are published during its read.)
-    func access<Value>(_ key: DefaultsKey<Value>, in store: UserDefaults, feed: ChangeFeed, read stored: Any?, changesBefore: UInt64) {
+enum KeyTracking {
+    /// Reads `key` with `read`, and registers the read with the tracking in progress, if
+    /// any: the next change of the key after the read fires it.
+    static func read<Value>(_ key: DefaultsKey<Value>, in store: UserDefaults, _ read: () -> Value) -> Value {
         #if canImport(Observation)
         if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
-            let tracker = tracker(for: key, in: store)
-            tracker.access(key: key.name, read: stored)
-            if feed.changeCount(of: key.name) != changesBefore { tracker.changed() }
+            // Armed before the read, so that no change falls between them; read again
+            // when one fired during the read (the tracking in progress is installed only
+            // when its reading body returns, and would miss it). A few tries; past them
+            // the value read is at most one change old.
+            for attempt in 0..<4 {
+                let tracker = KeyTracker.armed(key.name, in: DefaultsSuite.of(store).feed, through: store)
+                let value = read()
+                if !tracker.hasFired || attempt == 3 {
+                    tracker.access()
+                    return value
+                }
+            }
         }
         #endif
+        return read()
     }
-
-    #if canImport(Observation)
-    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
-    private func tracker<Value>(for key: DefaultsKey<Value>, in store: UserDefaults) -> KeyTracker {
-        if let existing = tracker.withLock({ $0 }) as? KeyTracker { return existing }
-        // Made outside the lock: starting to observe reads and decodes the value, which
-        // runs the app's `init(from:)`. Two first reads racing keep the first tracker.
-        let made = KeyTracker(key: key, store: store)
-        return tracker.withLock { tracker in
-            if let existing = tracker as? KeyTracker { return existing }
-            tracker = made
-            return made
-        }
-    }
-    #endif
 }
 
 #if canImport(Observation)
-/// One wrapper's registrar: `access` on each read, and a mutation each time its key's
-/// value really changes, as `observe(_:initial:handler:)` sees changes.
+/// The registrar of one key of one suite, listening to the suite's feed until the key's
+/// next change: `access` on each read, and a mutation when the key changes.
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
-final class KeyTracker: Observable, Sendable {
+final class KeyTracker: Observable, ChangeSubscriber, @unchecked Sendable {
+    // Unchecked: `isSubscribed` is behind `subscribing`; the rest are constants or locked.
     private let registrar = ObservationRegistrar()
-    private let observation = Locked<DefaultsObservation?>(nil)
+    private let key: String
+    private let feed: ChangeFeed
+    private let subscribing = NSLock()
+    private var isSubscribed = false
+    private let fired = Locked(false)
 
     /// The property the registrar tracks: the key's value, which lives in the store.
     var value: Void { () }
 
-    init<Value>(key: DefaultsKey<Value>, store: UserDefaults) {
-        // The handler holds the tracker weakly: when the wrapper goes, the tracker goes,
-        // and with it the observation.
-        let observation = store.observe(key, initial: false) { [weak self] _, _ in self?.changed() }
-        self.observation.withLock { $0 = observation }
+    private init(key: String, feed: ChangeFeed) {
+        self.key = key
+        self.feed = feed
     }
 
-    func access(key: String, read stored: Any?) {
+    /// The trackers listening now, by feed and key.
+    private static let armed = Locked<[ID: KeyTracker]>([:])
+
+    private struct ID: Hashable {
+        let feed: ObjectIdentifier
+        let key: String
+    }
+
+    /// The tracker of `key` listening to `feed`, armed by this call when there was none.
+    static func armed(_ key: String, in feed: ChangeFeed, through store: UserDefaults) -> KeyTracker {
+        let id = ID(feed: ObjectIdentifier(feed), key: key)
+        let tracker = armed.withLock { armed in
+            if let tracker = armed[id] { return tracker }
+            let tracker = KeyTracker(key: key, feed: feed)
+            armed[id] = tracker
+            return tracker
+        }
+        tracker.subscribe(through: store)
+        return tracker
+    }
+
+    /// Whether the key changed since the tracker was armed.
+    var hasFired: Bool {
+        fired.withLock { $0 }
+    }
+
+    func access() {
         registrar.access(self, keyPath: \.value)
-        observation.withLock { $0 }?.noteRead(key: key, stored: stored)
     }
 
-    func changed() {
+    /// Subscribes once; readers that find the tracker before that wait for it, so that
+    /// none reads before the tracker listens.
+    private func subscribe(through store: UserDefaults) {
+        subscribing.lock()
+        defer { subscribing.unlock() }
+        guard !isSubscribed else { return }
+        isSubscribed = true
+        feed.subscribe(self, to: [key], through: store, initial: false)
+    }
+
+    // MARK: - ChangeSubscriber
+
+    func begin(key _: String, stored _: Any?) {}
+
+    func start() {}
+
+    func receive(_ change: KeyChange) {
+        // A write made `withoutAnnouncing` is where trackings stand, as for observers.
+        guard !change.isSilent else { return }
+        let first = fired.withLock { fired in
+            defer { fired = true }
+            return !fired
+        }
+        guard first else { return }
+        Self.armed.withLock { armed in
+            let id = ID(feed: ObjectIdentifier(feed), key: key)
+            if armed[id] === self { armed[id] = nil }
+        }
+        feed.unsubscribe(self)
         registrar.withMutation(of: self, keyPath: \.value) {}
     }
 }

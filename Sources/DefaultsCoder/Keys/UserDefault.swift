@@ -27,7 +27,6 @@ public struct UserDefault<Value: Codable & Sendable>: @unchecked Sendable {
     public let key: DefaultsKey<Value>
     /// The `UserDefaults` the value is stored in.
     public let store: UserDefaults
-    private let tracking = KeyTracking()
 
     /// A property for `key`.
     ///
@@ -37,9 +36,6 @@ public struct UserDefault<Value: Codable & Sendable>: @unchecked Sendable {
     public init(_ key: DefaultsKey<Value>, store: UserDefaults = .standard) {
         self.key = key
         self.store = store
-        // Foundation's announcements must be heard before the first read: the getter
-        // counts them to know whether a change came while it read. Once per process.
-        FoundationAnnouncements.listen()
     }
 
     /// A property named `name` whose default is the value it is initialised with:
@@ -73,25 +69,7 @@ public struct UserDefault<Value: Codable & Sendable>: @unchecked Sendable {
     /// SwiftUI view that reads it is not updated: follow `updates(for:initial:)` there.)
     public var wrappedValue: Value {
         get {
-            // Read again while a change of the key is published during the read (a
-            // package write, a change Foundation announces): the tracking that registers
-            // below is installed only after the body that reads returns, so a change
-            // published meanwhile never reaches it, and it must start from the value
-            // after that change. A few tries; past them a change still landing is
-            // announced to trackings already installed.
-            let feed = DefaultsSuite.of(store).feed
-            var changes = feed.changeCount(of: key.name)
-            var rereads = 0
-            while true {
-                let stored = store.object(forKey: key.name)
-                let value = store.valueReportingFailure(for: key, stored: stored)
-                let now = feed.changeCount(of: key.name)
-                if now == changes || rereads == 3 {
-                    tracking.access(key, in: store, feed: feed, read: stored, changesBefore: changes)
-                    return value
-                }
-                (changes, rereads) = (now, rereads + 1)
-            }
+            KeyTracking.read(key, in: store) { store[key] }
         }
         nonmutating set { store[key] = newValue }
     }

@@ -1,11 +1,13 @@
-// One change feed per suite: the only owner of "what changed". It learns of changes
-// from the package's own writes (published under the suite's lock, so in the order they
-// reached the suite), from Foundation's announcements in this process, and from other
-// processes (`ExternalChanges`); each becomes the value the suite holds for a key, read
-// under the suite's lock in the same order. Subscribers — the observers of the layer
-// above — receive those values one at a time, in that order, never on two threads at
-// once, and compare them with what they last had. The suite layer calls nobody above
-// it: subscribers are `ChangeSubscriber`s.
+// One change feed per suite: the only owner of "what changed". The backend tells it the
+// values it found — after a package write (published under the suite's lock, so in the
+// order the writes reached the suite), or after a recheck it was asked for (Foundation's
+// announcement in this process, another process's write) — and the feed compares each
+// with the value it last published for the key, once. Only real changes are queued, so
+// subscribers receive values that already differ: they decode and report, and compare
+// nothing. Subscribers are called one event at a time, never on two threads at once,
+// in the order the suite took the changes; and the thread that queued an event returns
+// only once it has been handed over, so a write returns after its observers ran. The
+// suite layer calls nobody above it: subscribers are `ChangeSubscriber`s.
 
 import Foundation
 
@@ -24,69 +26,112 @@ struct KeyChange: @unchecked Sendable {
 
 /// What hears a suite's changes of some keys.
 protocol ChangeSubscriber: AnyObject, Sendable {
-    /// Reads the key as the suite holds it now; called under the suite's lock when the
-    /// subscriber joins, so that no change is between this value and the first one
-    /// `receive(_:)` gets.
-    func begin()
+    /// Where the subscriber starts: the value of `key` as the feed read it, under the
+    /// suite's lock, when the subscriber joined; no change is between this value and the
+    /// first one `receive(_:)` gets.
+    func begin(key: String, stored: Any?)
     /// The subscriber's first call, when it asked for one (`initial`), before any change.
     func start()
-    /// One change of a key the subscriber listens to. Calls come one at a time, in the
-    /// order the suite took the changes.
+    /// One change of a key the subscriber listens to: a value that differs from the one
+    /// before it. Calls come one at a time, in the order the suite took the changes.
     func receive(_ change: KeyChange)
 }
 
 /// The changes of one suite.
 final class ChangeFeed: @unchecked Sendable {
-    // Unchecked: the mutable state is behind `state`'s lock; subscribers are called
-    // outside it.
+    // Unchecked: the mutable state is behind `condition`; subscribers are called outside
+    // it.
 
-    private enum Event {
-        case change(KeyChange)
+    fileprivate enum Event {
+        /// A change, for the subscribers of its key when it was queued.
+        case change(KeyChange, [ObjectIdentifier: any ChangeSubscriber])
         case start(any ChangeSubscriber)
-        /// Where a subscriber stands now: what a reader of the key just read.
-        case rebase(any ChangeSubscriber, KeyChange)
+    }
+
+    /// One queued event, and what its handing over waits for: its own calls, and the
+    /// events that writes made in those calls queued (its children), which are handed
+    /// over right after it, before anything queued later.
+    fileprivate final class Ticket {
+        // Read and written under `condition` only.
+        let event: Event
+        let parent: Ticket?
+        /// Itself and its children not yet handed over.
+        var open = 1
+
+        init(_ event: Event, parent: Ticket?) {
+            self.event = event
+            self.parent = parent
+            parent?.open += 1
+        }
+
+        var isDone: Bool { open == 0 }
+
+        /// Marks one of its own (itself or a child) as handed over.
+        func close() {
+            open -= 1
+            if open == 0 { parent?.close() }
+        }
     }
 
     private struct State {
         var subscribers: [String: [ObjectIdentifier: any ChangeSubscriber]] = [:]
-        /// How many changes of each key were published: a reader that finds the count
-        /// moved across its read may have read the value from before a change.
-        var counts: [String: UInt64] = [:]
-        /// The value last published for each key listened to: a recheck hands on only
-        /// the keys whose value differs, so that its cost grows with the keys that
-        /// changed, not with the observers of others.
-        var published: [String: Published] = [:]
-        var queue: [Event] = []
+        /// The value last published for each key listened to: what every change is
+        /// compared with, once, here.
+        var published: [String: LastValue] = [:]
+        var queue: [Ticket] = []
         var first = 0
-        var isDelivering = false
+        /// The thread handing events over, if any, the event it is handing over, and
+        /// where an event that a write in its calls queues goes.
+        var deliverer: pthread_t?
+        var current: Ticket?
+        var insertion = 0
         var external: (any ExternalChangesToken)?
 
-        /// Queues `changes`, each the value now last published for its key.
-        mutating func append(_ changes: [KeyChange]) {
-            for change in changes { published[change.key] = Published(change.stored) }
-            queue += changes.map(Event.change)
+        /// Queues each of `read` whose value is not the one last published for its key,
+        /// and takes it as published. Returns what was queued.
+        mutating func publish(_ read: [KeyChange]) -> [Ticket] {
+            var queued: [Ticket] = []
+            for change in read {
+                let last = published[change.key]
+                if last?.isSame(as: change.stored) == true { continue }
+                published[change.key] = LastValue(change.stored)
+                // A key first read here (its first subscriber is joining) is where
+                // everyone starts: no one heard anything else.
+                if last != nil, let targets = subscribers[change.key] { queued.append(append(.change(change, targets))) }
+            }
+            return queued
+        }
+
+        /// Queues `event`: last, or, when a call of the event being handed over on this
+        /// thread queues it, right after that event's earlier children.
+        mutating func append(_ event: Event) -> Ticket {
+            guard let current, let deliverer, pthread_equal(deliverer, pthread_self()) != 0 else {
+                let ticket = Ticket(event, parent: nil)
+                queue.append(ticket)
+                return ticket
+            }
+            let ticket = Ticket(event, parent: current)
+            queue.insert(ticket, at: insertion)
+            insertion += 1
+            return ticket
         }
     }
 
     /// A key's value as last published: absent, or a tree.
-    private enum Published {
-        case absent
-        case value(Any)
+    private struct LastValue {
+        let stored: Any?
 
         init(_ stored: Any?) {
-            self = stored.map { .value($0) } ?? .absent
+            self.stored = stored
         }
 
-        func isSame(as stored: Any?) -> Bool {
-            switch (self, stored) {
-            case (.absent, nil): return true
-            case (.value(let value), let stored?): return plistEqual(value, stored)
-            default: return false
-            }
+        func isSame(as other: Any?) -> Bool {
+            sameStoredValue(stored, other)
         }
     }
 
-    private let state = Locked(State())
+    private var state = State()
+    private let condition = NSCondition()
     private let backend: any SuiteBackend
     /// A live object of the suite, to read through.
     private let anyObject: @Sendable () -> UserDefaults?
@@ -96,37 +141,47 @@ final class ChangeFeed: @unchecked Sendable {
         self.anyObject = anyObject
     }
 
+    private func withState<R>(_ body: (inout State) throws -> R) rethrows -> R {
+        condition.lock()
+        defer { condition.unlock() }
+        return try body(&state)
+    }
+
     // MARK: - Subscribing
 
-    /// Adds `subscriber` for `keys`: it reads its starting values under the suite's lock,
-    /// and, with `initial`, its first call comes before any change after that read.
-    func subscribe(_ subscriber: any ChangeSubscriber, to keys: [String], initial: Bool) {
-        backend.withProcessLock {
-            subscriber.begin()
-            state.withLock { state in
+    /// Adds `subscriber` for `keys`, starting from their values read now under the
+    /// suite's lock; with `initial`, its first call comes before any change after that
+    /// read. A key whose value moved since it was last published (a change nobody
+    /// announced) is published first, to the subscribers already there.
+    func subscribe(_ subscriber: any ChangeSubscriber, to keys: [String], through defaults: UserDefaults, initial: Bool) {
+        let queued = backend.withProcessLock { () -> [Ticket] in
+            let read = keys.map { KeyChange(key: $0, stored: defaults.object(forKey: $0), isSilent: false) }
+            for change in read { subscriber.begin(key: change.key, stored: change.stored) }
+            return withState { state in
+                var queued = state.publish(read)
                 for key in keys { state.subscribers[key, default: [:]][ObjectIdentifier(subscriber)] = subscriber }
-                if initial { state.queue.append(.start(subscriber)) }
+                if initial { queued.append(state.append(.start(subscriber))) }
+                return queued
             }
         }
         ChangeFeed.live.withLock { $0[ObjectIdentifier(self)] = self }
         FoundationAnnouncements.listen()
         startWatching()
         listenExternally()
-        drain()
+        deliver(queued)
     }
 
     /// Tells the transport the keys listened to now.
     private func listenExternally() {
-        let (external, keys) = state.withLock { ($0.external, Set($0.subscribers.keys)) }
+        let (external, keys) = withState { ($0.external, Set($0.subscribers.keys)) }
         external?.listen(to: keys)
     }
 
     /// Removes `subscriber`; it receives nothing queued for it after this returns.
     func unsubscribe(_ subscriber: any ChangeSubscriber) {
         let id = ObjectIdentifier(subscriber)
-        let (isEmpty, stop): (Bool, (any ExternalChangesToken)?) = state.withLock { state in
-            for key in Array(state.subscribers.keys) {
-                state.subscribers[key]?[id] = nil
+        let (isEmpty, stop): (Bool, (any ExternalChangesToken)?) = withState { state in
+            for key in Array(state.subscribers.keys) where state.subscribers[key]?.removeValue(forKey: id) != nil {
                 if state.subscribers[key]?.isEmpty == true {
                     state.subscribers[key] = nil
                     state.published[key] = nil
@@ -146,26 +201,12 @@ final class ChangeFeed: @unchecked Sendable {
 
     /// Whether anything listens to `key`.
     func isSubscribed(_ key: String) -> Bool {
-        state.withLock { $0.subscribers[key] != nil }
+        withState { $0.subscribers[key] != nil }
     }
 
-    /// How many changes of `key` this feed has published, plus how many changes
-    /// Foundation announced in this process: an announcement names no key, and a
-    /// reader of a key nobody listens to yet takes it as a possible change of its own.
-    func changeCount(of key: String) -> UInt64 {
-        state.withLock { $0.counts[key] ?? 0 } &+ FoundationAnnouncements.count.withLock { $0 }
-    }
-
-    /// Tells `subscriber` where it stands, in order with the changes: what a reader of
-    /// the key read (`stored`), so that the next change is measured against it.
-    func rebase(_ subscriber: any ChangeSubscriber, key: String, stored: Any?) {
-        state.withLock { state in
-            state.queue.append(.rebase(subscriber, KeyChange(key: key, stored: stored, isSilent: true)))
-            // The reader may stand where nothing was published (a plain set): the next
-            // recheck hands the key on whatever it finds.
-            state.published[key] = nil
-        }
-        drain()
+    /// How many keys something listens to, and whether other processes are being heard.
+    var subscriptions: (keys: Int, isWatching: Bool) {
+        withState { ($0.subscribers.count, $0.external != nil) }
     }
 
     // MARK: - Publishing
@@ -175,86 +216,107 @@ final class ChangeFeed: @unchecked Sendable {
     /// suite. A key whose written tree is not what a read gives — a removal (a
     /// registered default may show), a key `arguments` (the launch arguments) hides — is
     /// read back instead.
-    func publish(written: [(key: String, tree: Any?)], through defaults: UserDefaults, arguments: [String: Any], silent: Bool) {
-        let listened = state.withLock { state in
-            for change in written { state.counts[change.key, default: 0] &+= 1 }
-            return state.subscribers.isEmpty ? [] : written.filter { state.subscribers[$0.key] != nil }
+    ///
+    /// - Returns: What was queued, to pass to `deliver(_:)` once the suite's lock is let go.
+    func publish(written: [(key: String, tree: Any?)], through defaults: UserDefaults, arguments: [String: Any], silent: Bool) -> Queued {
+        let listened = withState { state in
+            state.subscribers.isEmpty ? [] : written.filter { state.subscribers[$0.key] != nil }
         }
-        guard !listened.isEmpty else { return }
+        guard !listened.isEmpty else { return Queued(tickets: []) }
         let changes = listened.map { key, tree in
             let stored = tree != nil && arguments[key] == nil ? tree : defaults.object(forKey: key)
             return KeyChange(key: key, stored: stored, isSilent: silent)
         }
-        state.withLock { $0.append(changes) }
+        return Queued(tickets: withState { $0.publish(changes) })
     }
 
-    /// Reads the keys subscribers listen to, under the suite's lock, and publishes those
-    /// whose value differs from the one last published: after a change this process did
-    /// not make through the package (Foundation's announcement, another process).
-    func recheck(through defaults: UserDefaults? = nil, reload: Bool = false) {
+    /// Events a change queued, for `deliver(_:)`.
+    struct Queued {
+        fileprivate let tickets: [Ticket]
+    }
+
+    /// Reads the keys subscribers listen to, under the suite's lock, after the backend
+    /// took in what changed outside this process's package writes (`reload`: another
+    /// process's write), and publishes those whose value differs from the one last
+    /// published; returns once they were handed over. With `silent`, subscribers take
+    /// the values as where they stand without reporting them.
+    func recheck(through defaults: UserDefaults? = nil, reload: Bool = false, silent: Bool = false) {
         guard let defaults = defaults ?? anyObject() else { return }
-        backend.withProcessLock {
-            let keys = state.withLock { Array($0.subscribers.keys) }
-            guard !keys.isEmpty else { return }
-            #if !canImport(Darwin)
-            // Foundation on Linux reloads its cache of a file another process replaced
-            // only when told.
-            if reload { defaults.synchronize() }
-            #endif
-            let read = keys.map { KeyChange(key: $0, stored: defaults.object(forKey: $0), isSilent: false) }
-            state.withLock { state in
-                let changes = read.filter { state.published[$0.key]?.isSame(as: $0.stored) != true }
-                for change in changes { state.counts[change.key, default: 0] &+= 1 }
-                state.append(changes)
-            }
+        let queued = backend.withProcessLock { () -> [Ticket] in
+            let keys = withState { Array($0.subscribers.keys) }
+            guard !keys.isEmpty else { return [] }
+            if reload { backend.reload(defaults) }
+            let read = keys.map { KeyChange(key: $0, stored: defaults.object(forKey: $0), isSilent: silent) }
+            return withState { $0.publish(read) }
         }
-        drain()
+        deliver(queued)
     }
 
     // MARK: - Delivering
 
-    /// Hands the queued events to subscribers, one at a time, on this thread, unless
-    /// another thread is doing it already: that thread then hands over these too.
-    func drain() {
-        while let (event, subscribers) = takeNext() {
-            switch event {
-            case .change(let change): for subscriber in subscribers { subscriber.receive(change) }
-            case .start(let subscriber): subscriber.start()
-            case .rebase(let subscriber, let change): subscriber.receive(change)
-            }
-            state.withLock { $0.isDelivering = false }
+    /// Returns once the events a change queued (`queued`) have been handed over to
+    /// subscribers, with the events that writes in their calls queued: delivering them
+    /// on this thread, one at a time, with every event queued before them, or waiting
+    /// for the thread that is. On that thread (a write made in a handler) it returns at
+    /// once, and the events are handed over right after the handler returns.
+    ///
+    /// A handler that waits for another thread that is writing this suite waits for
+    /// itself: that thread's write returns only once its change was handed over, after
+    /// the handler.
+    func deliver(_ queued: Queued) {
+        deliver(queued.tickets)
+    }
+
+    private func deliver(_ tickets: [Ticket]) {
+        guard !tickets.isEmpty else { return }
+        condition.lock()
+        defer { condition.unlock() }
+        while !tickets.allSatisfy(\.isDone), let deliverer = state.deliverer {
+            if pthread_equal(deliverer, pthread_self()) != 0 { return }
+            condition.wait()
         }
+        guard !tickets.allSatisfy(\.isDone) else { return }
+        state.deliverer = pthread_self()
+        while !tickets.allSatisfy(\.isDone) {
+            let ticket = state.queue[state.first]
+            state.first += 1
+            state.current = ticket
+            state.insertion = state.first
+            var targets: [any ChangeSubscriber] = []
+            if case .change(let change, let subscribers) = ticket.event, let current = state.subscribers[change.key] {
+                // Not one that left since: it hears nothing queued after it left.
+                targets = subscribers.compactMap { current[$0.key] }
+            }
+            condition.unlock()
+            switch ticket.event {
+            case .change(let change, _): for subscriber in targets { subscriber.receive(change) }
+            case .start(let subscriber): subscriber.start()
+            }
+            condition.lock()
+            state.current = nil
+            if state.first == state.queue.count { (state.queue, state.first) = ([], 0) }
+            ticket.close()
+            condition.broadcast()
+        }
+        state.deliverer = nil
+        condition.broadcast()
     }
 
     /// Whether every queued event has been handed over and none is being handed over.
     var isIdle: Bool {
-        state.withLock { !$0.isDelivering && $0.first == $0.queue.count }
-    }
-
-    private func takeNext() -> (Event, [any ChangeSubscriber])? {
-        state.withLock { state in
-            guard !state.isDelivering, state.first < state.queue.count else { return nil }
-            let event = state.queue[state.first]
-            state.first += 1
-            if state.first == state.queue.count { (state.queue, state.first) = ([], 0) }
-            state.isDelivering = true
-            if case .change(let change) = event {
-                return (event, state.subscribers[change.key].map { Array($0.values) } ?? [])
-            }
-            return (event, [])
-        }
+        withState { $0.deliverer == nil && $0.first == $0.queue.count }
     }
 
     // MARK: - Other processes
 
     private func startWatching() {
-        let needed = state.withLock { !$0.subscribers.isEmpty && $0.external == nil }
+        let needed = withState { !$0.subscribers.isEmpty && $0.external == nil }
         guard needed,
             // Strongly: the feed lives as long as its suite; the token, and with it this
             // closure, goes when the last observer does.
             let token = ExternalChanges.watch(backend, through: anyObject(), onChange: { self.recheck(reload: true) })
         else { return }
-        let extra: (any ExternalChangesToken)? = state.withLock { state in
+        let extra: (any ExternalChangesToken)? = withState { state in
             if state.external == nil && !state.subscribers.isEmpty {
                 state.external = token
                 return nil
@@ -281,8 +343,6 @@ final class ChangeFeed: @unchecked Sendable {
 /// subscription on: every feed with subscribers reads its keys again.
 enum FoundationAnnouncements {
     private static let token = Locked<(any NSObjectProtocol)?>(nil)
-    /// How many changes Foundation announced, the package's own aside.
-    static let count = Locked<UInt64>(0)
 
     static func listen() {
         token.withLock { token in
@@ -292,9 +352,6 @@ enum FoundationAnnouncements {
                 // announces each of its `set(_:forKey:)` calls as it makes it) is
                 // published by the package once it is written whole.
                 if DefaultsSuite.isWriting { return }
-                // Counted before the feeds read: a reader that then finds the count
-                // unchanged read after the change.
-                count.withLock { $0 &+= 1 }
                 ChangeFeed.recheckAll()
             }
         }

@@ -177,7 +177,8 @@ final class DefaultsSuite: @unchecked Sendable {
         var values = Values(domains: zip(objects, suites).map { Values.Domain(defaults: $0, suite: $1) })
         let silent = isSilenced || !announcing
         let locked = suites.sorted { $0.backend.identity < $1.backend.identity }.map(\.backend)
-        let (result, written) = try withLocks(on: locked[...]) { () throws -> (R, [(Values.Domain, arguments: [String: Any])]) in
+        typealias Written = (domain: Values.Domain, arguments: [String: Any], published: ChangeFeed.Queued)
+        let (result, written) = try withLocks(on: locked[...]) { () throws -> (R, [Written]) in
             for domain in values.domains {
                 let (backend, defaults) = (domain.suite.backend, domain.defaults)
                 if backend.readsBeforeChanging {
@@ -188,21 +189,22 @@ final class DefaultsSuite: @unchecked Sendable {
                 }
             }
             let result = try body(&values)
-            var written: [(Values.Domain, arguments: [String: Any])] = []
+            var written: [Written] = []
             for domain in values.domains.reversed() where !domain.order.isEmpty {
                 try domain.suite.backend.write(domain.changes, order: domain.order, over: domain.stored.values, through: domain.defaults)
                 // Launch arguments hide what was written: read once, for the feed and the
                 // report both.
                 let arguments = domain.defaults.volatileDomain(forName: UserDefaults.argumentDomain)
                 // Published under the lock: changes queue in the order they reached the suite.
-                domain.suite.feed.publish(
+                let published = domain.suite.feed.publish(
                     written: domain.order.map { ($0, domain.changes[$0]!) }, through: domain.defaults, arguments: arguments, silent: silent)
-                written.append((domain, arguments))
+                written.append((domain, arguments, published))
             }
             return (result, written)
         }
-        for (domain, arguments) in written {
-            domain.suite.feed.drain()
+        for (domain, arguments, published) in written {
+            // The change returns once its observers ran.
+            domain.suite.feed.deliver(published)
             if !silent { for key in domain.order { domain.suite.postNotification(forKey: key) } }
             ExternalChanges.announce(domain.suite.backend)
             reportLaunchArgumentOverrides(domain, arguments: arguments)
@@ -250,9 +252,10 @@ final class DefaultsSuite: @unchecked Sendable {
     /// Registers defaults on `defaults` and announces the keys whose value that changes.
     static func register(_ values: [String: Any], on defaults: UserDefaults) {
         defaults.register(defaults: values)
-        guard !isSilenced else { return }
         let suite = DefaultsSuite.of(defaults)
-        suite.feed.recheck(through: defaults)
+        // Silent too: what observers then read is where they stand.
+        suite.feed.recheck(through: defaults, silent: isSilenced)
+        guard !isSilenced else { return }
         for key in values.keys.sorted() { suite.postNotification(forKey: key) }
     }
 }

@@ -36,8 +36,11 @@ enum ExternalChanges {
     ) -> (any ExternalChangesToken)? {
         #if os(Linux)
         if let file = backend as? SuiteFile {
-            // A package write of this process is published by the write itself.
-            return FileWatcher.shared.watch(file.path) { if !file.isAsLastWritten() { onChange() } }
+            // Every change of the file is rechecked, this process's own writes too: the
+            // feed compares what it reads with what it published, so a write already
+            // published costs a read and publishes nothing. (Skipping a file "as last
+            // seen" lost another process's write that a read here saw first.)
+            return FileWatcher.shared.watch(file.path, onChange)
         }
         if let name = (backend as? PreferencesBackend)?.name {
             return FileWatcher.shared.watch(SuiteFile.named(name).path, onChange)
@@ -96,11 +99,26 @@ final class FileWatcher: @unchecked Sendable {
 
     /// Calls `onChange` after each change of the file at `path` (made, rewritten,
     /// replaced or removed), until the token is cancelled; `nil` when its directory
-    /// cannot be watched.
+    /// cannot be watched. Each watch calls on a serial queue of its own, and changes
+    /// that come while a call is waiting to start make one call: an observer's handler
+    /// that takes its time holds up only its own suite.
     func watch(_ path: String, _ onChange: @escaping @Sendable () -> Void) -> (any ExternalChangesToken)? {
         let url = URL(fileURLWithPath: path)
         let (directory, name) = (url.deletingLastPathComponent().path, url.lastPathComponent)
         let id = UUID()
+        let queue = DispatchQueue(label: "DefaultsCoder.FileWatcher.watch")
+        let isPending = Locked(false)
+        let onChange: @Sendable () -> Void = {
+            let first = isPending.withLock { pending in
+                defer { pending = true }
+                return !pending
+            }
+            guard first else { return }
+            queue.async {
+                isPending.withLock { $0 = false }
+                onChange()
+            }
+        }
         let started: Bool = state.withLock { state in
             if state.descriptor < 0 {
                 let descriptor = inotify_init1(Int32(IN_CLOEXEC) | Int32(IN_NONBLOCK))

@@ -42,6 +42,10 @@ protocol SuiteBackend: AnyObject, Sendable {
     /// thread wrote meanwhile). Called holding `withLock`.
     func write(_ changes: [String: Any?], order: [String], over stored: [String: Any], through defaults: UserDefaults) throws
 
+    /// Makes `defaults` show what another process wrote since it last read the suite,
+    /// before the feed reads the keys it is asked to recheck.
+    func reload(_ defaults: UserDefaults)
+
     /// Why the suite's storage cannot be read, or `nil` when it can.
     func unreadableFile() -> UnreadableDefaultsFile?
 
@@ -141,6 +145,14 @@ final class PreferencesBackend: SuiteBackend {
             defaults.synchronize()
             #endif
         }
+    }
+
+    func reload(_ defaults: UserDefaults) {
+        #if !canImport(Darwin)
+        // Foundation on Linux reloads its cache of a file another process replaced only
+        // when told; `cfprefsd` keeps every process's view current on Apple platforms.
+        defaults.synchronize()
+        #endif
     }
 
     func unreadableFile() -> UnreadableDefaultsFile? { nil }

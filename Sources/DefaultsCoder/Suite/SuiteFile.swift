@@ -379,12 +379,6 @@ final class SuiteFile: @unchecked Sendable {
         }
     }
 
-    /// Whether the file is as the last read or write left it: one `stat`.
-    func isAsLastWritten() -> Bool {
-        guard let now = stamp(), let last = known.withLock({ $0 }) else { return false }
-        return last.stamp == now
-    }
-
     // MARK: - Writing
 
     /// The file a write starts from, open: what it held when the write read it, and the
@@ -712,6 +706,11 @@ extension SuiteFile: SuiteBackend {
     /// The keys whose values differ between `old` and `new`, added and removed included.
     private static func differences(from old: [String: Any], to new: [String: Any]) -> Set<String> {
         Set(old.keys).union(new.keys).filter { !sameStoredValue(old[$0], new[$0]) }
+    }
+
+    func reload(_ defaults: UserDefaults) {
+        // Foundation reloads its cache of a file another process replaced only when told.
+        defaults.synchronize()
     }
 
     func unreadableFile() -> UnreadableDefaultsFile? {

@@ -592,32 +592,136 @@ struct DefaultsObservationInitialAndKeysTests {
         #expect(heard.withLock { $0 }.count == 3)
     }
 
-    @Test("a change found while the handler still runs for the one before waits for it, on the thread already delivering")
-    func changesWaitForTheHandler() async throws {
+    @Test("a write on another thread while a handler runs waits for it, and returns after its own change was handed over")
+    func writesWaitForTheHandler() async throws {
         let suite = TestSuite()
         let key = DefaultsKey<Int>(uniqueKey("ordered"), default: 0)
         let heard = Locked<[Int]>([])
         let firstStarted = DispatchSemaphore(value: 0)
-        let secondWritten = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
         let observation = suite.defaults.observe(key, initial: false) { _, new in
             if new == 1 {
                 firstStarted.signal()
-                // Holds the first delivery until the second change has been found.
-                _ = secondWritten.wait(timeout: .now() + 10)
+                _ = release.wait(timeout: .now() + 30)
             }
             heard.withLock { $0.append(new) }
         }
         let defaults = SendableAny(suite.defaults)
-        let first = Thread { (defaults.value as! UserDefaults)[key] = 1 }
-        first.start()
-        #expect(firstStarted.wait(timeout: .now() + 10) == .success)
-        // Found on this thread while the first is being handed over: it waits, and this
-        // write returns without calling the handler.
-        suite.defaults[key] = 2
-        #expect(heard.withLock { $0 } == [])
-        secondWritten.signal()
-        #expect(await eventually { heard.withLock { $0 } == [1, 2] })
+        let heardWhenReturned = Locked<[Int]?>(nil)
+        try await offPool {
+            let first = Thread { (defaults.value as! UserDefaults)[key] = 1 }
+            first.start()
+            #expect(firstStarted.wait(timeout: .now() + 30) == .success)
+            let second = Thread {
+                (defaults.value as! UserDefaults)[key] = 2
+                heardWhenReturned.withLock { $0 = heard.withLock { $0 } }
+            }
+            second.start()
+            Thread.sleep(forTimeInterval: 0.2)
+            // The second write waits for the handler still running for the first.
+            #expect(heardWhenReturned.withLock { $0 } == nil)
+            release.signal()
+        }
+        #expect(await eventually { heardWhenReturned.withLock { $0 } != nil })
+        #expect(heardWhenReturned.withLock { $0 } == [1, 2])
         withExtendedLifetime(observation) {}
+    }
+
+    // MARK: - A write returns after its observers ran (the shapes of Defaults' own tests)
+
+    /// Runs `body` `rounds` times on a thread of its own, while `busy` threads write other
+    /// keys of the suite, each observed, so that a delivery is often under way on
+    /// another thread when `body` writes.
+    private func whileOthersWrite(
+        in suite: TestSuite, busy: Int, rounds: Int = 50, _ body: @escaping @Sendable (UserDefaults, Int) -> Void
+    ) async throws {
+        let defaults = SendableAny(suite.defaults)
+        let others = (0..<busy).map { DefaultsKey<Int>(uniqueKey("busy\($0)"), default: 0) }
+        // Handlers that take a moment: a delivery is under way on a busy thread more often.
+        let observations = others.map { suite.defaults.observe($0, initial: false) { _, _ in usleep(200) } }
+        let writers = others.map { key in Repeating { round in (defaults.value as! UserDefaults)[key] = round } }
+        try await offPool {
+            for round in 0..<rounds { body(defaults.value as! UserDefaults, round) }
+        }
+        for writer in writers { writer.stop() }
+        withExtendedLifetime(observations) {}
+    }
+
+    @Test("observe, write once, cancel at once, with a silent write in the handler", arguments: [0, 2])
+    func silentWriteInHandler(busy: Int) async throws {
+        let suite = TestSuite()
+        let failures = Locked<[String]>([])
+        try await whileOthersWrite(in: suite, busy: busy) { defaults, round in
+            let key = DefaultsKey<Int>(uniqueKey("propagation\(round)"), default: 0)
+            let confirmed = Locked(0)
+            let store = SendableAny(defaults)
+            let observation = defaults.observe(key, initial: false) { _, new in
+                confirmed.withLock { $0 += 1 }
+                UserDefaults.withoutAnnouncing { (store.value as! UserDefaults)[key] = new + 100 }
+            }
+            defaults[key] = 1
+            observation.cancel()
+            let count = confirmed.withLock { $0 }
+            if count != 1 || defaults[key] != 101 { failures.withLock { $0.append("round \(round): confirmed \(count), stored \(defaults[key])") } }
+        }
+        #expect(failures.withLock { $0 } == [])
+    }
+
+    @Test("an initial call, then one write, then cancel: both calls made before the write returns", arguments: [0, 2])
+    func initialThenWrite(busy: Int) async throws {
+        let suite = TestSuite()
+        let failures = Locked<[String]>([])
+        try await whileOthersWrite(in: suite, busy: busy) { defaults, round in
+            let key = DefaultsKey<Int>(uniqueKey("initial\(round)"), default: 0)
+            let calls = Locked<[[Int]]>([])
+            let observation = defaults.observe(key) { old, new in calls.withLock { $0.append([old, new]) } }
+            defaults[key] = 1
+            observation.cancel()
+            let seen = calls.withLock { $0 }
+            if seen != [[0, 0], [0, 1]] { failures.withLock { $0.append("round \(round): \(seen)") } }
+        }
+        #expect(failures.withLock { $0 } == [])
+    }
+
+    @Test("several keys: each write heard before it returns, then cancel", arguments: [0, 2])
+    func severalKeysBeforeReturn(busy: Int) async throws {
+        let suite = TestSuite()
+        let failures = Locked<[String]>([])
+        try await whileOthersWrite(in: suite, busy: busy) { defaults, round in
+            let first = DefaultsKey<Int>(uniqueKey("first\(round)"), default: 0)
+            let second = DefaultsKey<String>(uniqueKey("second\(round)"), default: "")
+            let heard = Locked<[String]>([])
+            let observation = defaults.observe([first, second], initial: false) { key in heard.withLock { $0.append(key.name) } }
+            defaults[first] = 1
+            let afterFirst = heard.withLock { $0 }
+            defaults[second] = "x"
+            observation.cancel()
+            let all = heard.withLock { $0 }
+            if afterFirst != [first.name] || all != [first.name, second.name] {
+                failures.withLock { $0.append("round \(round): \(afterFirst) then \(all)") }
+            }
+        }
+        #expect(failures.withLock { $0 } == [])
+    }
+
+    @Test("an observer that writes another key: that key's observer heard every change before the writes returned", arguments: [0, 2])
+    func chainedObserversBeforeReturn(busy: Int) async throws {
+        let suite = TestSuite()
+        let source = DefaultsKey<Int>(uniqueKey("source"), default: 0)
+        let mirror = DefaultsKey<Int>(uniqueKey("mirror"), default: 0)
+        let defaults = SendableAny(suite.defaults)
+        let heard = Locked(0)
+        let copier = suite.defaults.observe(source, initial: false) { _, new in (defaults.value as! UserDefaults)[mirror] = new }
+        let listener = suite.defaults.observe(mirror, initial: false) { _, _ in heard.withLock { $0 += 1 } }
+        let failures = Locked<[String]>([])
+        try await whileOthersWrite(in: suite, busy: busy) { defaults, round in
+            defaults[source] = round + 1
+            let count = heard.withLock { $0 }
+            if count != round + 1 { failures.withLock { $0.append("after write \(round + 1): heard \(count)") } }
+        }
+        #expect(failures.withLock { $0 } == [])
+        #expect(heard.withLock { $0 } == 50)
+        withExtendedLifetime((copier, listener)) {}
     }
 
     @Test("several keys changed from several threads: every change delivered once, in order per key")

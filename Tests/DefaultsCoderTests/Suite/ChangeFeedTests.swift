@@ -94,11 +94,42 @@ struct ChangeFeedTests {
         #expect(listeners.keys.values == [key.name])
         #expect(try suite.defaults.read(key) == value)
 
-        // The same value again, and another key: nothing to hear.
-        _ = try await run("defaults-coder-probe", ["change", suite.name, key.name, "encode", String(value)])
+        // The same change again, and another key: nothing to hear.
+        _ = try await run("defaults-coder-probe", ["change", suite.name, key.name, how, String(value)])
         _ = try await run("defaults-coder-probe", ["change", suite.name, key.name + ".other", "encode", "5"])
         try await Task.sleep(nanoseconds: 300_000_000)
         #expect(listeners.counts == [1, 1, 1, 1])
+    }
+
+    @Test("another process's write that this process reads before it hears of it is still heard: 100 of 100 rounds")
+    func readBeforeHeard() async throws {
+        let suite = TestSuite()
+        let watched = DefaultsKey<Int>(uniqueKey("watched"), default: 0)
+        let gate = DefaultsKey<Int>(uniqueKey("gate"), default: 0)
+        let absent = DefaultsKey<Int>(uniqueKey("absent"), default: 0)
+        let heard = Recorded<Int>()
+        let entered = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let observation = suite.defaults.observe(watched, initial: false) { _, new in heard.append(new) }
+        // Heard on the thread that hears other processes: while it waits here, the
+        // next change of the file waits behind it.
+        let gatekeeper = suite.defaults.observe(gate, initial: false) { _, _ in
+            entered.signal()
+            _ = release.wait(timeout: .now() + 30)
+        }
+        defer { (observation.cancel(), gatekeeper.cancel()) }
+        var missed: [Int] = []
+        for round in 1...100 {
+            _ = try await run("defaults-coder-probe", ["change", suite.name, gate.name, "encode", String(round)])
+            #expect(try await offPool { entered.wait(timeout: .now() + 30) } == .success)
+            _ = try await run("defaults-coder-probe", ["change", suite.name, watched.name, "encode", String(round)])
+            // This process reads the file the other wrote before it hears of the write.
+            #expect(try suite.defaults.read(absent) == 0)
+            release.signal()
+            if !(await eventually(within: 10) { heard.values.last == round }) { missed.append(round) }
+        }
+        #expect(missed == [])
+        #expect(heard.values == Array(1...100))
     }
 
     @Test("after two processes interleave 1,000 writes of one key, every observer's last value is what the suite holds")
