@@ -332,10 +332,11 @@ final class ChangeFeed: @unchecked Sendable {
     /// long as its suite, which lives as long as the process: no weak reference needed.)
     private static let live = Locked<[ObjectIdentifier: ChangeFeed]>([:])
 
-    /// Rechecks every feed that has subscribers.
-    static func recheckAll() {
+    /// Rechecks every feed that has subscribers; with `silent`, they take what they
+    /// read as where they stand.
+    static func recheckAll(silent: Bool = false) {
         let feeds = live.withLock { Array($0.values) }
-        for feed in feeds { feed.recheck() }
+        for feed in feeds { feed.recheck(silent: silent) }
     }
 }
 

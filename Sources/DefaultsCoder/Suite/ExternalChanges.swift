@@ -209,13 +209,15 @@ private struct AppleWatch: ExternalChangesToken {
 
 /// Key-value observing of a suite's keys: Apple's `UserDefaults` reports a change of a
 /// key made anywhere — another process's plain `set(_:forKey:)` included — to its
-/// key-value observers. Keys with a dot are left out: key-value observing takes the dot
-/// for a path.
+/// key-value observers. Keys with a dot, and keys beginning with `@`, are left out:
+/// key-value observing takes the dot for a path and `@` for a collection operator.
 private final class KeyValueObservations: NSObject, @unchecked Sendable {
-    // Unchecked: `defaults` and `onChange` are constants; `observed` is behind a lock.
+    // Unchecked: `defaults` and `onChange` are constants; `observed` and `isPending` are
+    // behind locks.
     private let defaults: UserDefaults
     private let onChange: @Sendable () -> Void
     private let observed = Locked<Set<String>>([])
+    private let isPending = Locked(false)
 
     init(defaults: UserDefaults, onChange: @escaping @Sendable () -> Void) {
         self.defaults = defaults
@@ -223,13 +225,14 @@ private final class KeyValueObservations: NSObject, @unchecked Sendable {
     }
 
     func listen(to keys: Set<String>) {
-        let wanted = keys.filter { !$0.contains(".") }
-        let (added, removed) = observed.withLock { observed in
-            defer { observed = wanted }
-            return (wanted.subtracting(observed), observed.subtracting(wanted))
+        let wanted = keys.filter { !$0.contains(".") && !$0.hasPrefix("@") }
+        // Added and removed under the lock: a removal racing the addition it undoes would
+        // remove an observer never added, which raises `NSRangeException`.
+        observed.withLock { observed in
+            for key in wanted.subtracting(observed) { defaults.addObserver(self, forKeyPath: key, options: [], context: nil) }
+            for key in observed.subtracting(wanted) { defaults.removeObserver(self, forKeyPath: key) }
+            observed = wanted
         }
-        for key in added { defaults.addObserver(self, forKeyPath: key, options: [], context: nil) }
-        for key in removed { defaults.removeObserver(self, forKeyPath: key) }
     }
 
     func cancel() {
@@ -239,9 +242,20 @@ private final class KeyValueObservations: NSObject, @unchecked Sendable {
     override func observeValue(
         forKeyPath keyPath: String?, of object: Any?, change: [NSKeyValueChangeKey: Any]?, context: UnsafeMutableRawPointer?
     ) {
-        // The package's own write is published when it is written whole.
-        if DefaultsSuite.isWriting { return }
-        onChange()
+        guard DefaultsSuite.isWriting else { return onChange() }
+        // During a package write of this thread: its own change, published when written
+        // whole, or another process's that CFPreferences hands over from inside `set`.
+        // Rechecked once the write is done, never dropped; the feed publishes only what
+        // differs from what it published.
+        let first = isPending.withLock { pending in
+            defer { pending = true }
+            return !pending
+        }
+        guard first else { return }
+        DispatchQueue.global().async { [isPending, onChange] in
+            isPending.withLock { $0 = false }
+            onChange()
+        }
     }
 }
 

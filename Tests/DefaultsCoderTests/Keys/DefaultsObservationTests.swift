@@ -478,6 +478,23 @@ struct DefaultsObservationTests {
         observation.cancel()
     }
 
+    @Test("register(_:) inside withoutAnnouncing is silent, also where Foundation announces registrations (Apple)")
+    func silentRegistration() async throws {
+        let suite = TestSuite()
+        let name = uniqueKey("registered")
+        let key = DefaultsKey<Int>(name, default: 0)
+        let registered = DefaultsKey<Int>(name, default: 7)
+        let heard = Locked<[[Int]]>([])
+        let observation = suite.defaults.observe(key, initial: false) { old, new in heard.withLock { $0.append([old, new]) } }
+        try UserDefaults.withoutAnnouncing { try suite.defaults.register(registered) }
+        #expect(heard.withLock { $0 } == [])
+        #expect(suite.defaults[key] == 7)
+        // Where observers stand now: the next change starts from the registered value.
+        suite.defaults[key] = 8
+        #expect(heard.withLock { $0 } == [[7, 8]])
+        withExtendedLifetime(observation) {}
+    }
+
     @Test("a write made withoutAnnouncing in one suite silences nothing in another")
     func silenceStaysInItsSuite() throws {
         let (silent, heard) = (TestSuite("silent"), TestSuite("heard"))

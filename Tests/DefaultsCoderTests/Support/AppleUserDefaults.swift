@@ -25,7 +25,8 @@ enum Backend {
 /// Apple path of the suite layer runs on Linux. What it emulates, from Apple's
 /// documentation and measured reports:
 /// - `didChangeNotification` is posted synchronously, on the calling thread, for every
-///   in-process `set(_:forKey:)` and `removeObject(forKey:)`, with the object changed;
+///   in-process `set(_:forKey:)`, `removeObject(forKey:)` and `register(defaults:)`, with
+///   the object changed;
 /// - `object(forKey:)` searches the argument domain, the suite, the global domain, then
 ///   the registration domain; `dictionaryRepresentation()` merges the same four;
 /// - the global domain (`NSGlobalDomain`) holds the system's keys (`AppleLanguages`,
@@ -106,6 +107,8 @@ final class AppleUserDefaults: UserDefaults {
         // The process's registration domain: every object of every suite sees it.
         super.register(defaults: registrationDictionary)
         Self.registered.withLock { $0.merge(registrationDictionary) { $1 } }
+        // Apple's `registerDefaults:` announces the change, on the calling thread.
+        NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: self)
     }
 
     override func volatileDomain(forName domainName: String) -> [String: Any] {
