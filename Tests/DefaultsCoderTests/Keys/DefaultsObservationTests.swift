@@ -659,8 +659,9 @@ struct DefaultsObservationInitialAndKeysTests {
         let writers = others.map { key in Repeating { round in (defaults.value as! UserDefaults)[key] = round } }
         try await offPool {
             for round in 0..<rounds { body(defaults.value as! UserDefaults, round) }
+            // Stopping waits for the round under way: off the pool too.
+            for writer in writers { writer.stop() }
         }
-        for writer in writers { writer.stop() }
         withExtendedLifetime(observations) {}
     }
 

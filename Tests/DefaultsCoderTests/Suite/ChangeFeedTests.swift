@@ -117,7 +117,10 @@ struct ChangeFeedTests {
             entered.signal()
             _ = release.wait(timeout: .now() + 30)
         }
-        defer { (observation.cancel(), gatekeeper.cancel()) }
+        defer {
+            observation.cancel()
+            gatekeeper.cancel()
+        }
         var missed: [Int] = []
         for round in 1...100 {
             _ = try await run("defaults-coder-probe", ["change", suite.name, gate.name, "encode", String(round)])
