@@ -11,7 +11,8 @@ if ! command -v swiftc >/dev/null 2>&1; then export PATH="/opt/swift/usr/bin:$PA
 layers=(Coders StoredForm Suite Keys Migration)
 files=()
 for layer in "${layers[@]}"; do
-    files+=(Sources/DefaultsCoder/"$layer"/*.swift)
+    # A layer's folder with its subfolders (the suite's Linux file, its plist readers).
+    while IFS= read -r file; do files+=("$file"); done < <(find Sources/DefaultsCoder/"$layer" -name '*.swift' | sort)
     swiftc -typecheck -parse-as-library -module-name "Through$layer" -swift-version 6 \
         -enable-upcoming-feature ExistentialAny "${files[@]}"
     echo "$layer compiles with the layers below it alone"

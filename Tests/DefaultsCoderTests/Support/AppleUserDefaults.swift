@@ -25,8 +25,11 @@ enum Backend {
 /// Apple path of the suite layer runs on Linux. What it emulates, from Apple's
 /// documentation and measured reports:
 /// - `didChangeNotification` is posted synchronously, on the calling thread, for every
-///   in-process `set(_:forKey:)`, `removeObject(forKey:)` and `register(defaults:)`, with
-///   the object changed;
+///   in-process `set(_:forKey:)`, `removeObject(forKey:)`, `register(defaults:)` and
+///   `setVolatileDomain(_:forName:)`, with the object changed;
+/// - key-value observers of a key are called synchronously, on the calling thread, after
+///   each change of that key; removing an observer that was not added is recorded
+///   (`unbalancedRemovals`), where Apple's raises `NSRangeException`;
 /// - `object(forKey:)` searches the argument domain, the suite, the global domain, then
 ///   the registration domain; `dictionaryRepresentation()` merges the same four;
 /// - the global domain (`NSGlobalDomain`) holds the system's keys (`AppleLanguages`,
@@ -36,8 +39,8 @@ enum Backend {
 /// The suite's own values live where Foundation on Linux keeps them (its file), so a
 /// plain `UserDefaults` object of the same name, or another process, reads them as
 /// `cfprefsd` lets every object of a suite read them on Apple platforms.
-final class AppleUserDefaults: UserDefaults {
-    // `name` is a constant; the shared domains are behind locks.
+final class AppleUserDefaults: UserDefaults, KeyValueObservable {
+    // `name` is a constant; the shared domains and the observers are behind locks.
 
     /// The global domain every suite shows.
     nonisolated(unsafe) static let systemKeys: [String: Any] = [
@@ -53,6 +56,51 @@ final class AppleUserDefaults: UserDefaults {
     private static let registered = Locked<[String: Any]>([:])
 
     let name: String
+
+    /// The key-value observers of each key, by observer.
+    private let keyObservers = Locked<[String: [ObjectIdentifier: KeyValueObservations]]>([:])
+    /// Every key a key-value observer was added for, in order.
+    let observedKeys = Recorded<String>()
+    /// How many removals of a key-value observer that was not added were made.
+    let unbalancedRemovals = Locked(0)
+
+    func addKeyObserver(_ observer: KeyValueObservations, forKey key: String) {
+        observedKeys.append(key)
+        keyObservers.withLock { $0[key, default: [:]][ObjectIdentifier(observer)] = observer }
+    }
+
+    func removeKeyObserver(_ observer: KeyValueObservations, forKey key: String) {
+        let removed = keyObservers.withLock { $0[key]?.removeValue(forKey: ObjectIdentifier(observer)) }
+        if removed == nil { unbalancedRemovals.withLock { $0 += 1 } }
+    }
+
+    /// How many key-value observers are registered now.
+    var keyObserverCount: Int {
+        keyObservers.withLock { $0.values.reduce(0) { $0 + $1.count } }
+    }
+
+    /// A change another process made, which the next `set(_:forKey:)` hands over first,
+    /// from inside the call, as Apple's preferences hand over pending changes.
+    let beforeNextSet = Locked<(key: String, value: Int)?>(nil)
+
+    /// Takes in a change another process made to `key`, as Apple's preferences do: the
+    /// value changes and key-value observers hear of it, with no announcement and no
+    /// file written.
+    func receiveFromAnotherProcess(_ value: Int, forKey key: String) {
+        // As `Any?`: `set(_: Int, forKey:)` would call this class's `set(_:forKey:)`.
+        super.set(value as Any?, forKey: key)
+        let observers = keyObservers.withLock { $0[key].map { Array($0.values) } ?? [] }
+        for observer in observers { observer.keyDidChange() }
+    }
+
+    /// Calls the key-value observers of `key`, then posts `didChangeNotification`.
+    private func announce(_ key: String?) {
+        if let key {
+            let observers = keyObservers.withLock { $0[key].map { Array($0.values) } ?? [] }
+            for observer in observers { observer.keyDidChange() }
+        }
+        NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: self)
+    }
 
     override init?(suiteName: String?) {
         guard let suiteName else { return nil }
@@ -82,13 +130,19 @@ final class AppleUserDefaults: UserDefaults {
     }
 
     override func set(_ value: Any?, forKey defaultName: String) {
+        if let pending = beforeNextSet.withLock({ pending in
+            defer { pending = nil }
+            return pending
+        }) {
+            receiveFromAnotherProcess(pending.value, forKey: pending.key)
+        }
         super.set(value, forKey: defaultName)
-        NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: self)
+        announce(defaultName)
     }
 
     override func removeObject(forKey defaultName: String) {
         super.removeObject(forKey: defaultName)
-        NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: self)
+        announce(defaultName)
     }
 
     override func dictionaryRepresentation() -> [String: Any] {
@@ -108,7 +162,14 @@ final class AppleUserDefaults: UserDefaults {
         super.register(defaults: registrationDictionary)
         Self.registered.withLock { $0.merge(registrationDictionary) { $1 } }
         // Apple's `registerDefaults:` announces the change, on the calling thread.
-        NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: self)
+        announce(nil)
+    }
+
+    override func setVolatileDomain(_ domain: [String: Any], forName domainName: String) {
+        // Replaces the whole domain, and announces it, as Apple's does (Linux's merges).
+        super.removeVolatileDomain(forName: domainName)
+        super.setVolatileDomain(domain, forName: domainName)
+        announce(nil)
     }
 
     override func volatileDomain(forName domainName: String) -> [String: Any] {

@@ -1,3 +1,6 @@
+// The suite file's XML writer, compiled on Linux only as the file is.
+
+#if os(Linux)
 import Foundation
 import Testing
 
@@ -242,3 +245,4 @@ struct PropertyListXMLSuiteTests {
         #expect(try fresh.decode(Date.self, forKey: "early") == early)
     }
 }
+#endif

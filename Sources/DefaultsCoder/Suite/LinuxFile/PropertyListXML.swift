@@ -7,7 +7,10 @@
 // merges keys that are canonically equal but spelled with other scalars (a precomposed
 // and a decomposed "é"), which Foundation's own suite writer keeps apart. So values a
 // change writes are written here, and the file's other entries are copied byte for byte.
+//
+// Compiled on Linux only, with the file it writes (`SuiteFile`).
 
+#if os(Linux)
 import Foundation
 
 enum PropertyListXML {
@@ -370,3 +373,4 @@ extension Int64 {
         self - floorDivided(by: divisor) * divisor
     }
 }
+#endif
