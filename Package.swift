@@ -17,6 +17,9 @@ let package = Package(
     targets: [
         .target(
             name: "DefaultsCoder",
+            // The privacy manifest an app shipping the package needs (UserDefaults is a
+            // required-reason API).
+            resources: [.copy("PrivacyInfo.xcprivacy")],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

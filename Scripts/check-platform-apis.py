@@ -9,6 +9,8 @@ compiles it only there.
   macOS compiles.
 - macOS-only names sit under `#if os(macOS)` (or a Linux gate) in the library, which is
   built for iOS, tvOS, watchOS and visionOS too.
+- An availability check newer than visionOS 1 elsewhere (macOS 15, iOS 18, …) names
+  visionOS, in every Swift file: `*` would let visionOS 1 through.
 
 Exits 1 and lists each name found outside its gate.
 """
@@ -37,6 +39,22 @@ MACOS_ONLY = [
 # iOS 15, tvOS 15, watchOS 8, visionOS 1), with nothing on the same line saying
 # `#available`/`@available`: `String(validating:as:)` is macOS 15, iOS 18.
 NEWER_THAN_MINIMUMS = [r"\bString\(validating:"]
+
+# An availability condition newer than visionOS 1 on the other platforms (macOS 15, iOS
+# 18, tvOS 18, watchOS 11 and later) must name visionOS: `*` stands for visionOS 1.0.
+AVAILABILITY = re.compile(r"[#@]available\(([^)]*)\)")
+NEWER_THAN_VISIONOS_1 = {"macOS": 15, "iOS": 18, "tvOS": 18, "watchOS": 11}
+
+
+def availability_problem(text):
+    for match in AVAILABILITY.finditer(text):
+        platforms = dict(re.findall(r"\b(macOS|iOS|tvOS|watchOS|visionOS)\s+(\d+)", match.group(1)))
+        if "visionOS" in platforms:
+            continue
+        if any(int(platforms.get(name, 0)) >= floor for name, floor in NEWER_THAN_VISIONOS_1.items()):
+            return match.group(0)
+    return None
+
 
 LINUX_GATES = [r"os\(Linux\)", r"!\s*canImport\(Darwin\)", r"canImport\(Glibc\)", r"canImport\(Musl\)"]
 APPLE_GATES = [r"canImport\(Darwin\)", r"canImport\(ObjectiveC\)", r"os\(macOS\)"]
@@ -85,11 +103,17 @@ def code(line):
 
 def main():
     problems = []
-    for path in sorted(ROOT.glob("Sources/**/*.swift")) + sorted(ROOT.glob("Tests/**/*.swift")):
+    swift_files = [path for folder in ("Sources", "Tests", "Benchmarks", "Fuzz") for path in sorted(ROOT.glob(f"{folder}/**/*.swift"))]
+    for path in swift_files:
+        if ".build" in path.parts:
+            continue
         lines = path.read_text().splitlines()
         library = path.is_relative_to(ROOT / "Sources/DefaultsCoder")
         for number, (line, frames) in enumerate(zip(lines, gates(lines)), start=1):
             text = code(line)
+            unnamed = availability_problem(text)
+            if unnamed:
+                problems.append(f"{path.relative_to(ROOT)}:{number}: {unnamed} leaves visionOS at 1.0 (`*`); name visionOS")
             if text.lstrip().startswith("#"):
                 continue
             for pattern in LINUX_ONLY:

@@ -152,7 +152,7 @@ func readLaunchArguments(_ defaults: UserDefaults, keys: [String]) -> [String: S
         read(Bool.self, key)
         read(CGFloat.self, key)
         read(Mode.self, key)
-        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, *) {
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
             read(Int128.self, key)
             read(UInt128.self, key)
         }

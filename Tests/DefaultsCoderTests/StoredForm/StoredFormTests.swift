@@ -178,9 +178,10 @@ struct StoredFormTests {
     func characters() async throws {
         var checks = StoredChecks()
         for string in Self.probedStrings {
+            #if !canImport(Darwin)
+            // Foundation on Linux drops a leading U+FEFF from an XML string it reads.
             let data = try PropertyListSerialization.data(fromPropertyList: ["k": string], format: .xml, options: 0)
             let read = try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any]
-            #if !canImport(Darwin)
             let lost = string.unicodeScalars.first == "\u{FEFF}"
             #expect((read?["k"] as? String == string) == !lost, "\(string.unicodeScalars.map { $0.value })")
             #endif

@@ -81,7 +81,9 @@ struct ChangeFeedTests {
         arguments: ways)
     func otherProcess(how: String, value: Int) async throws {
         let suite = TestSuite("other" + how)
-        let key = DefaultsKey<Int>(uniqueKey("shared"), default: 0)
+        // A key without a dot: on Apple platforms another process's plain `set` ("foundation")
+        // reaches this one through key-value observing alone, which takes a dot for a path.
+        let key = DefaultsKey<Int>(plainKey("shared"), default: 0)
         try suite.defaults.write(1, to: key)
         let listeners = Listeners(key, in: suite.defaults)
         defer { listeners.cancel() }

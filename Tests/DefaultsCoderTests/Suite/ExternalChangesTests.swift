@@ -8,11 +8,6 @@ import Testing
 
 @testable import DefaultsCoder
 
-/// A key key-value observing can observe: no dot, no leading `@`.
-private func plainKey(_ label: String) -> String {
-    label + UUID().uuidString.filter { $0 != "-" }
-}
-
 @Suite("ExternalChanges")
 struct ExternalChangesTests {
 

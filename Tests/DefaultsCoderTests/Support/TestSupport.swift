@@ -122,13 +122,22 @@ final class TestSuite {
 /// A binary built with the tests (`defaults-coder-probe`, `defaults-coder-demo`),
 /// found next to the test bundle.
 func builtExecutable(_ name: String) throws -> URL {
-    var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    for _ in 0..<5 {
-        let candidate = directory.appendingPathComponent(name)
-        if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-        directory = directory.deletingLastPathComponent()
+    let products = productsDirectory(
+        bundles: Bundle.allBundles.map(\.bundleURL), executable: URL(fileURLWithPath: CommandLine.arguments[0]))
+    let candidate = products.appendingPathComponent(name)
+    guard FileManager.default.isExecutableFile(atPath: candidate.path) else {
+        throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: candidate.path])
     }
-    throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: name])
+    return candidate
+}
+
+/// The directory SwiftPM builds products into, where the probe and the demo are: the one
+/// that holds the tests' `.xctest` bundle. On macOS the tests run inside Xcode's `xctest`
+/// or `swiftpm-testing-helper`, whose path says nothing of the build, and the bundle is
+/// loaded; on Linux the `.xctest` is the test executable itself.
+func productsDirectory(bundles: [URL], executable: URL) -> URL {
+    if let bundle = bundles.first(where: { $0.pathExtension == "xctest" }) { return bundle.deletingLastPathComponent() }
+    return executable.deletingLastPathComponent()
 }
 
 /// Runs `body` on a thread of its own and awaits it, so that work that blocks (a child
@@ -299,6 +308,13 @@ enum ReportedFailures {
 /// A key name no other test uses, for tests that read reported failures.
 func uniqueKey(_ label: String) -> String {
     "\(label).\(UUID().uuidString)"
+}
+
+/// A key of its own that key-value observing can observe (no dot, no leading `@`): the
+/// only keys whose plain `set(_:forKey:)` in another process Apple's `UserDefaults`
+/// reports (`ExternalChanges`).
+func plainKey(_ label: String) -> String {
+    label + UUID().uuidString.filter { $0 != "-" }
 }
 
 /// A list that handlers on any thread append to; for files that see only the public API.

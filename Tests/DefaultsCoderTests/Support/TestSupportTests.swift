@@ -1,0 +1,41 @@
+// The test helpers that differ by platform: where the built probe and demo are found.
+
+import Foundation
+import Testing
+
+@Suite("TestSupport")
+struct TestSupportTests {
+
+    /// Where each way of running the tests puts the tests' bundle and the running
+    /// executable, and the products directory to find beside them.
+    static let layouts: [(bundles: [String], executable: String, products: String)] = [
+        // macOS, XCTest: Xcode's `xctest` loads the bundle.
+        (
+            ["/Applications/Xcode.app/Contents/Developer/usr/bin", "/p/.build/arm64-apple-macosx/debug/DefaultsCoderPackageTests.xctest"],
+            "/Applications/Xcode.app/Contents/Developer/usr/bin/xctest", "/p/.build/arm64-apple-macosx/debug"
+        ),
+        // macOS, Swift Testing: SwiftPM's helper loads the bundle.
+        (
+            ["/Library/Developer/CommandLineTools/usr/libexec/swift/pm", "/p/.build/debug/DefaultsCoderPackageTests.xctest"],
+            "/Library/Developer/CommandLineTools/usr/libexec/swift/pm/swiftpm-testing-helper", "/p/.build/debug"
+        ),
+        // Linux: the `.xctest` is the executable, and no bundle says so.
+        (
+            ["/p/.build/x86_64-unknown-linux-gnu/debug"], "/p/.build/x86_64-unknown-linux-gnu/debug/DefaultsCoderPackageTests.xctest",
+            "/p/.build/x86_64-unknown-linux-gnu/debug"
+        ),
+    ]
+
+    @Test("the products directory is the test bundle's, whatever runs the tests", arguments: layouts)
+    func productsDirectoryOfLayout(bundles: [String], executable: String, products: String) {
+        let found = productsDirectory(bundles: bundles.map { URL(fileURLWithPath: $0) }, executable: URL(fileURLWithPath: executable))
+        #expect(found.path == products)
+    }
+
+    @Test("the probe and the demo are found where this run built them")
+    func builtProducts() throws {
+        for name in ["defaults-coder-probe", "defaults-coder-demo"] {
+            #expect(FileManager.default.isExecutableFile(atPath: try builtExecutable(name).path))
+        }
+    }
+}
