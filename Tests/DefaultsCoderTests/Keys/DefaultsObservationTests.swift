@@ -385,22 +385,15 @@ struct DefaultsObservationTests {
         let name = "overridden.\(UUID().uuidString)"
         let key = DefaultsKey<Int>(name, default: 0)
         let events = Locked<[[Int]]>([])
-        let arguments = suite.defaults.volatileDomain(forName: UserDefaults.argumentDomain)
-        var overridden = arguments
-        overridden[name] = "7"
-        suite.defaults.setVolatileDomain(overridden, forName: UserDefaults.argumentDomain)
-        defer {
-            var restored = suite.defaults.volatileDomain(forName: UserDefaults.argumentDomain)
-            restored[name] = nil
-            suite.defaults.setVolatileDomain(restored, forName: UserDefaults.argumentDomain)
+        await ProcessWideState.withLaunchArguments([name: "7"], on: suite.defaults) {
+            #expect(suite.defaults[key] == 7)
+            let observation = suite.defaults.observe(key, initial: false) { old, new in events.withLock { $0.append([old, new]) } }
+            suite.defaults[key] = 8
+            suite.defaults[key] = 9
+            #expect(suite.defaults[key] == 7)
+            #expect(events.withLock { $0 }.isEmpty)
+            observation.cancel()
         }
-        #expect(suite.defaults[key] == 7)
-        let observation = suite.defaults.observe(key, initial: false) { old, new in events.withLock { $0.append([old, new]) } }
-        suite.defaults[key] = 8
-        suite.defaults[key] = 9
-        #expect(suite.defaults[key] == 7)
-        #expect(events.withLock { $0 }.isEmpty)
-        withExtendedLifetime(observation) {}
     }
 
     @Test("an observer of another object of the same suite hears the write, with the value read back")

@@ -365,16 +365,19 @@ struct DefaultsMigrationTests {
     }
 
     @Test("a registered default or a launch-argument-like value for the record key changes neither migrate nor migrationVersion")
-    func recordReadFromTheSuite() throws {
+    func recordReadFromTheSuite() async throws {
         #if !canImport(Darwin)
         let suite = TestSuite()
         suite.defaults.set(10, forKey: "m")
-        // Registered defaults are the process's, for every suite: put back after.
-        suite.defaults.register(defaults: [DefaultsMigration.versionKey: 2])
-        defer { suite.defaults.register(defaults: [DefaultsMigration.versionKey: 0]) }
-        #expect(try suite.defaults.migrationVersion() == 0)
-        #expect(try suite.defaults.migrate(Self.doubling) == 2)
-        #expect(suite.defaults.integer(forKey: "n") == 20)
+        // Registered defaults are the process's, for every suite: alone among the tests
+        // that change what the process shares, and put back after.
+        try await ProcessWideState.exclusively { () async throws in
+            suite.defaults.register(defaults: [DefaultsMigration.versionKey: 2])
+            defer { suite.defaults.register(defaults: [DefaultsMigration.versionKey: 0]) }
+            #expect(try suite.defaults.migrationVersion() == 0)
+            #expect(try suite.defaults.migrate(Self.doubling) == 2)
+            #expect(suite.defaults.integer(forKey: "n") == 20)
+        }
         #endif
     }
 }

@@ -204,13 +204,14 @@ struct DefaultsSuiteTests {
     }
 
     @Test("a write or a reset that a launch argument hides is reported, each as what it was")
-    func hiddenByLaunchArgument() throws {
+    func hiddenByLaunchArgument() async throws {
         ReportedFailures.install()
         let suite = TestSuite()
         let key = DefaultsKey<Int>(uniqueKey("hidden"), default: 0)
-        suite.defaults.setVolatileDomain([key.name: "5"], forName: UserDefaults.argumentDomain)
-        try suite.defaults.write(7, to: key)
-        try suite.defaults.reset(key)
+        try await ProcessWideState.withLaunchArguments([key.name: "5"], on: suite.defaults) {
+            try suite.defaults.write(7, to: key)
+            try suite.defaults.reset(key)
+        }
         let reports = ReportedFailures.reports(for: key.name).map { "\($0.error)" }
         #expect(
             reports == [

@@ -76,7 +76,7 @@ struct ExternalChangesTests {
     @Test(
         "setVolatileDomain replaces the domain and announces it: observers hear a launch argument come and go",
         .enabled(if: Backend.isEmulatedApple))
-    func volatileDomainAnnounced() throws {
+    func volatileDomainAnnounced() async throws {
         let suite = TestSuite()
         let key = DefaultsKey<Int>(uniqueKey("argument"), default: 0)
         let other = uniqueKey("other")
@@ -84,12 +84,15 @@ struct ExternalChangesTests {
         let heard = Recorded<Int>()
         let observation = suite.defaults.observe(key, initial: false) { _, new in heard.append(new) }
         defer { observation.cancel() }
-        suite.defaults.setVolatileDomain([key.name: "5", other: "x"], forName: UserDefaults.argumentDomain)
-        #expect(heard.values == [5])
-        suite.defaults.setVolatileDomain([other: "y"], forName: UserDefaults.argumentDomain)
-        #expect(heard.values == [5, 1])
-        #expect(suite.defaults.volatileDomain(forName: UserDefaults.argumentDomain).keys.sorted() == [other])
-        suite.defaults.removeVolatileDomain(forName: UserDefaults.argumentDomain)
+        await ProcessWideState.exclusively {
+            let saved = suite.defaults.volatileDomain(forName: UserDefaults.argumentDomain)
+            defer { suite.defaults.setVolatileDomain(saved, forName: UserDefaults.argumentDomain) }
+            suite.defaults.setVolatileDomain([key.name: "5", other: "x"], forName: UserDefaults.argumentDomain)
+            #expect(heard.values == [5])
+            suite.defaults.setVolatileDomain([other: "y"], forName: UserDefaults.argumentDomain)
+            #expect(heard.values == [5, 1])
+            #expect(suite.defaults.volatileDomain(forName: UserDefaults.argumentDomain).keys.sorted() == [other])
+        }
     }
     #endif
 }

@@ -56,15 +56,16 @@ struct SuiteBackendTests {
     }
 
     @Test("the recorded version is the suite's own, never a launch argument")
-    func versionIgnoresLaunchArgument() throws {
+    func versionIgnoresLaunchArgument() async throws {
         let suite = TestSuite()
         let versionKey = uniqueKey("version")
-        suite.defaults.setVolatileDomain([versionKey: "7"], forName: UserDefaults.argumentDomain)
-        #expect(try suite.defaults.migrationVersion(versionKey: versionKey) == 0)
-        let migrated = try suite.defaults.migrate([DefaultsMigration(version: 1, .remove("nothing"))], versionKey: versionKey)
-        #expect(migrated == 1)
-        #expect(try suite.defaults.migrationVersion(versionKey: versionKey) == 1)
-        #expect(suite.defaults.string(forKey: versionKey) == "7")  // the argument still takes precedence
+        try await ProcessWideState.withLaunchArguments([versionKey: "7"], on: suite.defaults) {
+            #expect(try suite.defaults.migrationVersion(versionKey: versionKey) == 0)
+            let migrated = try suite.defaults.migrate([DefaultsMigration(version: 1, .remove("nothing"))], versionKey: versionKey)
+            #expect(migrated == 1)
+            #expect(try suite.defaults.migrationVersion(versionKey: versionKey) == 1)
+            #expect(suite.defaults.string(forKey: versionKey) == "7")  // the argument still takes precedence
+        }
     }
 
     // MARK: - resetAll
@@ -149,19 +150,20 @@ struct SuiteBackendTests {
     // MARK: - A suite whose name cannot be learned
 
     @Test("without a name, the suite's own values are what no other domain explains")
-    func ownValuesWithoutName() {
+    func ownValuesWithoutName() async {
         let suite = TestSuite()
         let (mine, registeredOnly, sameAsRegistered, hidden) = (uniqueKey("mine"), uniqueKey("registered"), uniqueKey("same"), uniqueKey("hidden"))
         suite.defaults.set(1, forKey: mine)
         suite.defaults.set(3, forKey: sameAsRegistered)
         suite.defaults.set(4, forKey: hidden)
         suite.defaults.register(defaults: [registeredOnly: 2, sameAsRegistered: 3])
-        suite.defaults.setVolatileDomain([hidden: "5"], forName: UserDefaults.argumentDomain)
-        let own = PreferencesBackend.ownValues(of: suite.defaults)
-        // A value equal to its registered default reads the same either way; one a launch
-        // argument hides cannot be seen, and is left alone.
-        #expect(Set(own.keys).intersection([mine, registeredOnly, sameAsRegistered, hidden]) == [mine])
-        #expect(own["AppleLocale"] == nil)
+        await ProcessWideState.withLaunchArguments([hidden: "5"], on: suite.defaults) {
+            let own = PreferencesBackend.ownValues(of: suite.defaults)
+            // A value equal to its registered default reads the same either way; one a
+            // launch argument hides cannot be seen, and is left alone.
+            #expect(Set(own.keys).intersection([mine, registeredOnly, sameAsRegistered, hidden]) == [mine])
+            #expect(own["AppleLocale"] == nil)
+        }
     }
 }
 

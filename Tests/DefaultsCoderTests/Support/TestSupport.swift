@@ -273,6 +273,53 @@ func caught<E: Error>(
     return nil
 }
 
+/// A lock for the tests that change what the whole process shares, held while awaiting
+/// (no thread waits): on Apple platforms `setVolatileDomain(_:forName:)` replaces the
+/// argument domain every `UserDefaults` object shows, and the registration domain is the
+/// process's. Such tests run one at a time, and put back what they changed.
+enum ProcessWideState {
+    private static let state = Locked<(held: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+
+    /// Runs `body` while no other test holding this lock runs.
+    static func exclusively<R>(_ body: () async throws -> R) async rethrows -> R {
+        await withCheckedContinuation { continuation in
+            let acquired = state.withLock { state in
+                if state.held {
+                    state.waiting.append(continuation)
+                    return false
+                }
+                state.held = true
+                return true
+            }
+            if acquired { continuation.resume() }
+        }
+        defer {
+            let next = state.withLock { state in
+                if state.waiting.isEmpty { state.held = false }
+                return state.waiting.isEmpty ? nil : state.waiting.removeFirst()
+            }
+            next?.resume()
+        }
+        return try await body()
+    }
+
+    /// Runs `body` with `arguments` added to the argument domain (as launch arguments
+    /// arrive: strings), alone among such tests, and puts the domain back after.
+    static func withLaunchArguments<R>(
+        _ arguments: [String: Any], on defaults: UserDefaults, _ body: () async throws -> R
+    ) async rethrows -> R {
+        try await exclusively {
+            let saved = defaults.volatileDomain(forName: UserDefaults.argumentDomain)
+            defaults.setVolatileDomain(saved.merging(arguments) { $1 }, forName: UserDefaults.argumentDomain)
+            defer {
+                defaults.removeVolatileDomain(forName: UserDefaults.argumentDomain)
+                defaults.setVolatileDomain(saved, forName: UserDefaults.argumentDomain)
+            }
+            return try await body()
+        }
+    }
+}
+
 /// Collects `DefaultsFailure` reports. Tests run in parallel and the handler is global,
 /// so it is installed once and each test reads the reports for its own (unique) keys.
 enum ReportedFailures {
