@@ -437,7 +437,7 @@ struct SuiteFileGuardTests {
                 release.wait()
             }
         }.start()
-        holding.wait()
+        try await offPool { holding.wait() }
         defer { release.signal() }
         let key = DefaultsKey<Int>(uniqueKey("absent"), default: 7)
         nonisolated(unsafe) let defaults = suite.defaults
