@@ -145,9 +145,12 @@ extension NumberValue {
 
     /// The binary floating-point number `text` names: the nearest one, when its
     /// shortest decimal form is the text's value to the last digit (`"0.1"`, `"1e200"`,
-    /// `"5e-324"`), else `nil` (`"0.123456789"` as a `Float`, `"65519"` as a `Float16`).
+    /// `"5e-324"`), or when it is exactly the text's value (`"1.00048828125"`, 1 + 2⁻¹¹,
+    /// as a `Float`, whose shortest form is `1.0004883`); else `nil` (`"0.123456789"` as
+    /// a `Float`, `"65519"` as a `Float16`).
     private static func exactly<F: BinaryFloatingPoint & LosslessStringConvertible>(_: F.Type, _ text: String) -> F? {
-        guard let value = F(text), value.isFinite, let digits = DecimalDigits(text), DecimalDigits("\(value)") == digits else { return nil }
+        guard let value = F(text), value.isFinite, let digits = DecimalDigits(text) else { return nil }
+        guard DecimalDigits("\(value)") == digits || DecimalDigits(exactly: Double(value)) == digits else { return nil }
         return value
     }
 
@@ -304,6 +307,37 @@ struct DecimalDigits: Equatable {
         let trailing = significant.reversed().prefix { $0 == UInt8(ascii: "0") }.count
         digits = Array(significant.dropLast(trailing))
         exponent = digits.isEmpty ? 0 : power - fractionDigits + trailing
+    }
+
+    /// The exact decimal value of a finite `Double` (every one has one, however many
+    /// digits): its integer significand times a power of two, written out in decimal.
+    init(exactly value: Double) {
+        isNegative = value.sign == .minus
+        let magnitude = value.magnitude
+        guard magnitude != 0, magnitude.isFinite else {
+            (digits, exponent) = ([], 0)
+            return
+        }
+        var significand = magnitude.significandBitPattern | (magnitude.isNormal ? 1 << 52 : 0)
+        var power = magnitude.isNormal ? Int(magnitude.exponent) - 52 : -1074
+        while significand & 1 == 0 {
+            significand >>= 1
+            power += 1
+        }
+        // Little-endian decimal digits of significand × 2^power, or of significand ×
+        // 5^-power (× 10^power) for a negative power.
+        var number = String(significand).utf8.reversed().map { $0 - UInt8(ascii: "0") }
+        for _ in 0..<power.magnitude {
+            var carry: UInt8 = 0
+            for index in number.indices {
+                let product = number[index] * (power > 0 ? 2 : 5) + carry
+                (number[index], carry) = (product % 10, product / 10)
+            }
+            if carry > 0 { number.append(carry) }
+        }
+        let trailing = number.prefix { $0 == 0 }.count
+        digits = number.dropFirst(trailing).reversed().map { $0 + UInt8(ascii: "0") }
+        exponent = min(power, 0) + trailing
     }
 
     /// The number as integer text (`"-1000"`), when it is a whole number of at most 40

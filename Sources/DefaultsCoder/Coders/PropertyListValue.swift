@@ -207,15 +207,19 @@ extension PropertyListValue: Codable {
         }
     }
 
-    /// Reads whatever the decoder holds, trying the kinds in an order that keeps each
-    /// value what it is: a `Bool` before a number, an integer before a double, an array
-    /// before bytes (an array of small integers could read as `Data`).
+    /// Reads whatever the decoder holds, trying the kinds in turn: a `Bool` before a
+    /// number, an integer before a double, an array before bytes (an array of small
+    /// integers could read as `Data`).
     ///
-    /// A decoder that reads a whole real as an integer too (Foundation's) cannot say
-    /// which of the two it holds, so a whole `.double` read this way comes back as
-    /// `.integer` — but `-0.0`, which no integer is, stays a double. `KeyValueDecoder`,
-    /// and this package's reads of legacy `.propertyList` blobs, read the tree itself
-    /// and keep every kind.
+    /// A decoder that reads a whole real as an integer too cannot say which of the two it
+    /// holds. Foundation's `PropertyListDecoder` is one: measured (Swift 6.3.1), a
+    /// `<real>5</real>` and an `<integer>5</integer>`, XML or binary, answer every
+    /// single-value decode alike (`Int`, `Int8`, `UInt64`, `Double`, `Float`, `Float16`
+    /// succeed; `Bool`, `String`, `Date`, `Data` fail), so no order of tries tells them
+    /// apart, and a whole `.double` read this way comes back as `.integer` (`-0.0`, which
+    /// no integer is, stays a double). `KeyValueDecoder`, a suite's typed reads, and this
+    /// package's reads of legacy `.propertyList` blobs read the tree itself, and keep
+    /// every kind: integer and real, and the whole unsigned range.
     ///
     /// - Parameter decoder: The decoder to read from.
     /// - Throws: `DecodingError.typeMismatch` when the value is none of the kinds.

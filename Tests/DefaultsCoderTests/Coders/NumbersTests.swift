@@ -24,6 +24,40 @@ struct NumbersTests {
         #expect(Decimal(strictString: input) == expected)
     }
 
+    @Test(
+        "the exact decimal value of a Double, every digit",
+        arguments: [
+            (1.00048828125, "1.00048828125"), (0.1, "0.1000000000000000055511151231257827021181583404541015625"), (-2.5, "-2.5"),
+            (1e22, "10000000000000000000000"), (0.0, "0"),
+            (
+                Double(Float.leastNonzeroMagnitude),
+                "1.40129846432481707092372958328991613128026194187651577175706828388979108268586060148663818836212158203125e-45"
+            ),
+        ])
+    func exactDecimal(value: Double, text: String) throws {
+        #expect(DecimalDigits(exactly: value) == DecimalDigits(text))
+        #expect(DecimalDigits(exactly: value.nextUp) != DecimalDigits(text))
+    }
+
+    @Test(
+        "a stored string reads as a binary floating-point number when it names one exactly, or is its shortest form",
+        arguments: [
+            ("1.00048828125", "Float", "1.0004883"), ("0.1", "Float", "0.1"), ("0.123456789", "Float", "error"),
+            ("1.00048828125", "Double", "1.00048828125"), ("0.1000000000000000055511151231257827021181583404541015625", "Double", "0.1"),
+            ("0.10000000000000001", "Double", "error"), ("0.100000000000000005", "Double", "error"),
+        ])
+    func exactFloatingPointText(text: String, type: String, expected: String) throws {
+        let suite = TestSuite()
+        let key = uniqueKey("number")
+        suite.defaults.set(text, forKey: key)
+        let read: String
+        switch type {
+        case "Float": read = (try? suite.defaults.read(DefaultsKey<Float>(key, default: 0))).map { "\($0)" } ?? "error"
+        default: read = (try? suite.defaults.read(DefaultsKey<Double>(key, default: 0))).map { "\($0)" } ?? "error"
+        }
+        #expect(read == expected)
+    }
+
     @Test("decimal canonical text reads back equal", arguments: ["1.5", "-0.000001", "12345678901234567890123456789012345678", "0", "-3e-20"])
     func decimalCanonical(input: String) throws {
         let decimal = try #require(Decimal(string: input))
