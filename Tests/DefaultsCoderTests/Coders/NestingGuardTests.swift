@@ -67,12 +67,11 @@ struct NestingGuardTests {
     func deepStore() async {
         let suite = TestSuite()
         let defaults = suite.defaults
-        nonisolated(unsafe) let unsafeDefaults = defaults
         let input = Locked<JSONValue?>(JSONValue.nested(510))
         defer { input.withLock { $0 = nil } }
         let outcome = await onThread(stackSize: Self.smallStack) {
             let value = input.withLock { $0! }
-            return Self.outcome { try unsafeDefaults.encode(value, forKey: "deep") }
+            return Self.outcome { try suite.defaults.encode(value, forKey: "deep") }
         }
         if case .error(let message) = outcome {
             #expect(message.hasPrefix("Nesting too deep for the stack"))

@@ -43,16 +43,14 @@ struct DefaultsObservationTests {
         try suite.defaults.write(1, to: key)
         let events = Locked<[[Int]]>([])
         let observation = suite.defaults.observe(key, initial: false) { old, new in events.withLock { $0.append([old, new]) } }
-        nonisolated(unsafe) let defaults = suite.defaults
         ReportedFailures.onFailure(of: name) { failure in
             guard failure.operation == .read else { return }
-            try? defaults.write(7, to: key)
+            try? suite.defaults.write(7, to: key)
         }
         suite.defaults.set("not a number", forKey: name)  // written by something else
         // A package write to the same key name, in another suite, makes the observer look again.
         let other = TestSuite()
-        nonisolated(unsafe) let otherDefaults = other.defaults
-        #expect(await finishes { try? otherDefaults.write(5, to: key) })
+        #expect(await finishes { try? other.defaults.write(5, to: key) })
         #expect(await eventually { events.withLock { $0 } == [[1, 0], [0, 7]] }, "\(events.withLock { $0 })")
         #expect(try suite.defaults.read(key) == 7)
         withExtendedLifetime(observation) {}
@@ -63,12 +61,11 @@ struct DefaultsObservationTests {
         let suite = TestSuite()
         let key = DefaultsKey<Int>(uniqueKey("rewritten"), default: 0)
         let events = Locked<[[Int]]>([])
-        nonisolated(unsafe) let defaults = suite.defaults
         let observation = suite.defaults.observe(key, initial: false) { old, new in
             events.withLock { $0.append([old, new]) }
-            if new == 1 { try? defaults.write(2, to: key) }
+            if new == 1 { try? suite.defaults.write(2, to: key) }
         }
-        #expect(await finishes { try? defaults.write(1, to: key) })
+        #expect(await finishes { try? suite.defaults.write(1, to: key) })
         #expect(await eventually { events.withLock { $0 } == [[0, 1], [1, 2]] }, "\(events.withLock { $0 })")
         withExtendedLifetime(observation) {}
     }
@@ -77,13 +74,12 @@ struct DefaultsObservationTests {
     func writingConsumer() async throws {
         let suite = TestSuite()
         let key = DefaultsKey<Int>(uniqueKey("streamed"), default: 0)
-        nonisolated(unsafe) let defaults = suite.defaults
         let stream = suite.defaults.updates(for: key)
         let consumer = Task {
             var seen: [Int] = []
             for await value in stream {
                 seen.append(value)
-                if value == 1 { try? defaults.write(2, to: key) }
+                if value == 1 { try? suite.defaults.write(2, to: key) }
                 if value == 2 { break }
             }
             return seen
@@ -320,12 +316,11 @@ struct DefaultsObservationTests {
         let key = DefaultsKey<Int>(uniqueKey("concurrent"), default: -1)
         let events = Locked<[[Int]]>([])
         let observation = suite.defaults.observe(key, initial: false) { old, new in events.withLock { $0.append([old, new]) } }
-        nonisolated(unsafe) let defaults = suite.defaults
         await withTaskGroup(of: Void.self) { group in
             for writer in 0..<4 {
                 group.addTask {
                     for round in 0..<25 {
-                        try? defaults.write(writer * 100 + round, to: key)
+                        try? suite.defaults.write(writer * 100 + round, to: key)
                     }
                 }
             }
@@ -364,14 +359,13 @@ struct DefaultsObservationTests {
         let key = DefaultsKey<Int>(uniqueKey("chained"), default: 0)
         let last = 60
         let events = Locked<[[Int]]>([])
-        nonisolated(unsafe) let defaults = suite.defaults
         let observation = suite.defaults.observe(key, initial: false) { old, new in
             events.withLock { $0.append([old, new]) }
-            if new < last { try? defaults.write(new + 1, to: key) }
+            if new < last { try? suite.defaults.write(new + 1, to: key) }
         }
         let announcers = (0..<2).map { _ in Repeating { _ in ChangeFeed.recheckAll() } }
         defer { for announcer in announcers { announcer.stop() } }
-        #expect(await finishes { try? defaults.write(1, to: key) })
+        #expect(await finishes { try? suite.defaults.write(1, to: key) })
         let expected = (0..<last).map { [$0, $0 + 1] }
         #expect(await eventually { events.withLock { $0.count } >= last })
         for announcer in announcers { announcer.stop() }
@@ -447,10 +441,9 @@ struct DefaultsObservationTests {
             heard.withLock { $0 += 1 }
             inside.withLock { $0 = false }
         }
-        nonisolated(unsafe) let defaults = suite.defaults
         await withTaskGroup(of: Void.self) { group in
             for key in keys {
-                group.addTask { for value in 1...25 { try? defaults.write(value, to: key) } }
+                group.addTask { for value in 1...25 { try? suite.defaults.write(value, to: key) } }
             }
         }
         #expect(await eventually { heard.withLock { $0 } == 100 })
@@ -496,9 +489,8 @@ struct DefaultsObservationTests {
         let silenced = Recorded<Int>()
         let observation = heard.defaults.observe(key, initial: false) { _, new in events.append(new) }
         let quiet = silent.defaults.observe(key, initial: false) { _, new in silenced.append(new) }
-        nonisolated(unsafe) let silentDefaults = silent.defaults
         for value in 1...20 {
-            try UserDefaults.withoutAnnouncing { try silentDefaults.write(value, to: key) }
+            try UserDefaults.withoutAnnouncing { try silent.defaults.write(value, to: key) }
             try heard.defaults.write(value, to: key)
         }
         #expect(events.values == Array(1...20))
@@ -532,8 +524,7 @@ struct DefaultsObservationTests {
     func initialBeforeFirstChange() async throws {
         let suite = TestSuite()
         let key = DefaultsKey<Int>(uniqueKey("initial"), default: 0)
-        nonisolated(unsafe) let defaults = suite.defaults
-        let writer = Repeating { value in try? defaults.write(value, to: key) }
+        let writer = Repeating { value in try? suite.defaults.write(value, to: key) }
         defer { writer.stop() }
         for _ in 0..<20 {
             let calls = Recorded<[Int]>()

@@ -193,15 +193,14 @@ struct ObservationTrackingTests {
         var description: String { rawValue }
 
         /// Sets things up before the read; returns what changes the key during it.
-        func prepare(_ name: String, in defaults: UserDefaults) -> @Sendable () -> Void {
-            nonisolated(unsafe) let defaults = defaults
+        func prepare(_ name: String, in suite: TestSuite) -> @Sendable () -> Void {
             switch self {
             case .packageWrite:
-                return { try? defaults.encode(2, forKey: name) }
+                return { try? suite.defaults.encode(2, forKey: name) }
             case .foundationAnnounced:
                 return {
-                    defaults.set(2, forKey: name)
-                    NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: defaults)
+                    suite.defaults.set(2, forKey: name)
+                    NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: suite.defaults)
                 }
             }
         }
@@ -218,7 +217,7 @@ struct ObservationTrackingTests {
         let wrapper = UserDefault(key, store: suite.defaults)
         // The change lands while the wrapper decodes what it read: after its read,
         // before it registers with the tracking.
-        let change = interruption.prepare(key.name, in: suite.defaults)
+        let change = interruption.prepare(key.name, in: suite)
         Interrupted.duringNextDecode.withLock { $0 = change }
         // `onChange` is installed once the read returns: a change announced during the
         // read is lost to it, so the read must return the value after the change.

@@ -143,10 +143,9 @@ struct ChangeFeedTests {
         let key = DefaultsKey<Int>(uniqueKey("interleaved"), default: -1)
         let listeners = Listeners(key, in: suite.defaults)
         defer { listeners.cancel() }
-        nonisolated(unsafe) let defaults = suite.defaults
         let arguments = ["count", suite.name, key.name, "10000", "500"]
         async let child = run("defaults-coder-probe", arguments)
-        for value in 0..<500 { try defaults.write(value, to: key) }
+        for value in 0..<500 { try suite.defaults.write(value, to: key) }
         let result = try await child
         #expect(result.status == 0, "\(result.errors)")
         let stored = try suite.defaults.read(key)

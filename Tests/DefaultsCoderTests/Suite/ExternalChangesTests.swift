@@ -28,12 +28,11 @@ struct ExternalChangesTests {
         let plain = (0..<4).map { _ in DefaultsKey<Int>(plainKey("plain"), default: 0) }
         let others = [DefaultsKey<Int>(uniqueKey("dotted"), default: 0), DefaultsKey<Int>("@" + plainKey("at"), default: 0)]
         let keys = plain + others
-        nonisolated(unsafe) let defaults = suite.defaults
         try await offPool {
             DispatchQueue.concurrentPerform(iterations: 8) { thread in
                 for round in 0..<100 {
                     let key = keys[(thread + round) % keys.count]
-                    let observation = defaults.observe(key, initial: false) { _, _ in }
+                    let observation = suite.defaults.observe(key, initial: false) { _, _ in }
                     observation.cancel()
                 }
             }

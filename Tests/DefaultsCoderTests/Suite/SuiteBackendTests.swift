@@ -101,8 +101,7 @@ struct SuiteBackendTests {
         try suite.defaults.write(1, to: second)
         let seen = Recorded<[Int]>()
         // UserDefaults is thread-safe, though not marked Sendable on every platform.
-        nonisolated(unsafe) let defaults = suite.defaults
-        let observation = defaults.observe(first, initial: false) { _, new in seen.append([new, defaults[second]]) }
+        let observation = suite.defaults.observe(first, initial: false) { _, new in seen.append([new, suite.defaults[second]]) }
         try suite.defaults.reset(first, second)
         #expect(seen.values == [[0, 0]])
         try suite.defaults.migrate(DefaultsMigration(version: 1, .remove(first.name)))

@@ -89,7 +89,10 @@ indirect enum Tree: Equatable, CustomStringConvertible {
 }
 
 /// A fresh `UserDefaults` suite for one test, removed with its file afterwards.
-final class TestSuite {
+final class TestSuite: @unchecked Sendable {
+    // Unchecked: constants only. Closures capture the suite, never its `defaults` alone:
+    // `nonisolated(unsafe)` on a `UserDefaults` is a warning where an SDK marks it
+    // `Sendable`, and the workflow builds with warnings as errors.
     let name: String
     let defaults: UserDefaults
 

@@ -245,10 +245,9 @@ struct SuiteFileGuardTests {
             if writer >= 0 { close(writer) }
             try? FileManager.default.removeItem(atPath: path)
         }
-        nonisolated(unsafe) let defaults = suite.defaults
         let outcome = Locked<String?>(nil)
         let finished = await finishes(within: 10) {
-            let failure = thrown { try defaults.encode(1, forKey: "a") }
+            let failure = thrown { try suite.defaults.encode(1, forKey: "a") }
             outcome.withLock { $0 = failure ?? "nothing" }
         }
         #expect(finished)
@@ -440,9 +439,8 @@ struct SuiteFileGuardTests {
         try await offPool { holding.wait() }
         defer { release.signal() }
         let key = DefaultsKey<Int>(uniqueKey("absent"), default: 7)
-        nonisolated(unsafe) let defaults = suite.defaults
-        #expect(await finishes(within: 1) { _ = try? defaults.read(key) })
-        #expect(await finishes(within: 1) { _ = defaults.unreadableFile() })
+        #expect(await finishes(within: 1) { _ = try? suite.defaults.read(key) })
+        #expect(await finishes(within: 1) { _ = suite.defaults.unreadableFile() })
     }
     #endif
 }
