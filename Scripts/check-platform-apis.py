@@ -23,7 +23,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 # Names that exist on Linux only, or that this package compiles only there.
 LINUX_ONLY = [
-    r"\bSuiteFile\b", r"\)\.file\b", r"\bGlibc\b", r"\bMusl\b", r"\bflock\(", r"\bAppleUserDefaults\b",
+    r"\bSuiteFile\b", r"\)\.file\b", r"\bGlibc\b", r"\bMusl\b", r"\bAppleUserDefaults\b",
     # glibc's names where Darwin has others (`st_mtimespec`, …) or none.
     r"\bst_[amc]tim\b", r"\binotify_", r"\bIN_[A-Z_]+\b", r"\bCLOCK_MONOTONIC_COARSE\b",
 ]

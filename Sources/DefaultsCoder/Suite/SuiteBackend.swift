@@ -83,13 +83,16 @@ final class PreferencesBackend: SuiteBackend {
     /// of an Apple platform whose name is hidden), and its own values are worked out
     /// from the other domains (`ownValues(of:)`).
     let name: String?
-    /// Package changes of this suite take turns in this process; recursive, since a
-    /// failure handler or an observer called during a change may write again. Between
-    /// processes `cfprefsd` orders each key's writes, and nothing locks a whole change.
-    private let lock = NSRecursiveLock()
+    /// Package changes of this suite take turns in this process, and, for a suite of known
+    /// name, across processes on a lock file beside the preferences
+    /// (`lockPath(forSuite:)`): `cfprefsd` orders each key's writes, but nothing else
+    /// locks a whole change, and an app and its extension each migrating a shared suite
+    /// at launch would each run the migration.
+    private let lock: CrossProcessLock
 
     init(name: String?) {
         self.name = name
+        lock = CrossProcessLock(path: name.map(Self.lockPath(forSuite:)) ?? "")
     }
 
     var identity: String { name ?? "UserDefaults suite" }
@@ -97,16 +100,38 @@ final class PreferencesBackend: SuiteBackend {
     var readsBeforeChanging: Bool { false }
 
     func withLock<R>(_ body: () throws -> R) throws -> R {
-        try withProcessLock(body)
+        // A suite of unknown name has no lock file to share: this process's turn only.
+        guard name != nil else { return try lock.withProcessLock(body) }
+        return try lock.withLock(body)
     }
 
     func withProcessLock<R>(_ body: () throws -> R) rethrows -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body()
+        try lock.withProcessLock(body)
+    }
+
+    /// The lock file of the suite `name`, where every process that can write the suite
+    /// can reach it: an App Group's suite (`group.…`) in the group's container, where the
+    /// app and its extensions share it; any other suite in the app's own container,
+    /// beside its preferences (on Linux, beside the suite's file).
+    static func lockPath(forSuite name: String) -> String {
+        #if os(Linux)
+        return SuiteFile.named(name).lockPath
+        #else
+        let file = name + ".defaultscoder.lock"
+        if name.hasPrefix("group."),
+            let container = FileManager.default.containerURL(forSecurityApplicationGroupIdentifier: name)
+        {
+            return container.appendingPathComponent("Library/Preferences/" + file).path
+        }
+        let library = FileManager.default.urls(for: .libraryDirectory, in: .userDomainMask).first ?? FileManager.default.temporaryDirectory
+        return library.appendingPathComponent("Preferences/" + file).path
+        #endif
     }
 
     func storedValues(of defaults: UserDefaults) -> [String: Any] {
+        // What another process wrote before this change took the lock: Foundation on Linux
+        // shows it only once told to read its file again.
+        reload(defaults)
         let values = name.map { defaults.persistentDomain(forName: $0) ?? [:] } ?? Self.ownValues(of: defaults)
         // swift-corelibs-foundation hands each value back wrapped in an `Optional`.
         return values.compactMapValues(flattenOptional)

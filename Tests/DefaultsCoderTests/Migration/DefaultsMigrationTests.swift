@@ -292,7 +292,7 @@ struct DefaultsMigrationTests {
         #expect(suite.defaults[.fontSize] == 14)
     }
 
-    @Test("two processes migrating at once: one converts, the other finds it done", .enabled(if: Backend.isFile, "the file backend's"))
+    @Test("two processes migrating at once: one converts, the other finds it done")
     func twoProcessesAtOnce() async throws {
         let suite = versionOneSuite()
         let name = suite.name
@@ -303,6 +303,24 @@ struct DefaultsMigrationTests {
         let read = try await SecondProcess.read(suite)
         #expect(read["appearance.fontSize"] as? Double == 14)
         #expect(read["account.name"] as? String == "ada")
+    }
+
+    @Test(
+        "four processes migrating one suite at once, as an app and its extensions at launch: the step runs once, in one of them",
+        arguments: 1...3)
+    func fourProcessesAtOnce(round: Int) async throws {
+        let suite = versionOneSuite()
+        let outputs = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<4 {
+                group.addTask { String(decoding: try await run("defaults-coder-probe", ["migrate", suite.name]).output, as: UTF8.self) }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(outputs.sorted() == ["converting\nversion 2\n", "version 2\n", "version 2\n", "version 2\n"])
+        let read = try await SecondProcess.read(suite)
+        #expect(read["appearance.fontSize"] as? Double == 14)
+        #expect(read["account.name"] as? String == "ada")
+        #expect(read[DefaultsMigration.versionKey] as? Int == 2)
     }
 
     @Test("a process killed in the middle of a step leaves the old state; run again, it migrates")

@@ -20,9 +20,7 @@ import Musl
 /// One object per file, shared by every `UserDefaults` object of the suite, however its
 /// name was spelled.
 final class SuiteFile: @unchecked Sendable {
-    // Unchecked: the constants are Sendable; `lock` guards `lockDepth` and
-    // `lockDescriptor`, and `Locked` the rest. `NSRecursiveLock` is thread-safe but not
-    // marked `Sendable` in every SDK.
+    // Unchecked: the constants are Sendable or locks; `Locked` guards the rest.
 
     /// Where Foundation on Linux keeps suites, found as it finds it (measured, Swift
     /// 6.3.1): `$XDG_CONFIG_HOME` when it is an absolute path (a relative or empty one is
@@ -84,14 +82,9 @@ final class SuiteFile: @unchecked Sendable {
     /// The file's URL.
     let url: URL
 
-    /// Package writes of this file take turns on it in this process; recursive, since a
-    /// failure handler or an observer called during a write may write again.
-    private let lock = NSRecursiveLock()
-    /// How deep the current thread holds `lock`, and the `flock(2)` it holds on the lock
-    /// file while it does: a second `flock` of the file from this process would wait for
-    /// the first forever.
-    private var lockDepth = 0
-    private var lockDescriptor: Int32 = -1
+    /// Package writes of this file take turns in this process, and across processes on
+    /// `FILE.lock` next to it.
+    private let lock: CrossProcessLock
 
     /// The file as last read or written: by its identity, size and dates, so that a
     /// write costs a `stat` rather than a parse unless the file changed. (Failures are
@@ -144,16 +137,14 @@ final class SuiteFile: @unchecked Sendable {
         }
     }
 
-    /// The lock file every process running this package takes, and the file a write's
-    /// new contents go to before the rename: next to the suite's file.
-    private let lockPath: String
+    /// The file a write's new contents go to before the rename: next to the suite's file.
     private let temporaryPath: String
 
     private init(path: String) {
         self.path = path
         let url = URL(fileURLWithPath: path)
         self.url = url
-        lockPath = Self.sibling(of: path, ".lock")
+        lock = CrossProcessLock(path: Self.sibling(of: path, ".lock"))
         temporaryPath = Self.sibling(of: path, ".defaultscoder-new")
     }
 
@@ -162,62 +153,16 @@ final class SuiteFile: @unchecked Sendable {
     /// Runs `body` holding this process's turn and an exclusive `flock(2)` on `FILE.lock`
     /// next to the file, which every process running this package takes before writing.
     func withLock<R>(_ body: () throws -> R) throws -> R {
-        try withProcessLock {
-            if lockDepth == 0 { try lockAcrossProcesses() }
-            lockDepth += 1
-            defer {
-                lockDepth -= 1
-                if lockDepth == 0 { unlockAcrossProcesses() }
-            }
-            return try body()
-        }
+        try lock.withLock(body)
     }
 
     /// Runs `body` holding this process's turn only, without the `flock(2)`.
     func withProcessLock<R>(_ body: () throws -> R) rethrows -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body()
+        try lock.withProcessLock(body)
     }
 
-    /// Takes the `flock(2)`. The lock file stays open while the object lives (it lives
-    /// as long as the process: one per file), so that a write costs no `open(2)` for it.
-    ///
-    /// The lock is the file at the lock's path: one removed or replaced since it was
-    /// opened (a clean-up of `~/.config`) is let go of and the path opened again, so that
-    /// every process locks the same file.
-    private func lockAcrossProcesses() throws {
-        while true {
-            if lockDescriptor < 0 {
-                var descriptor = open(lockPath, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
-                if descriptor < 0 && errno == ENOENT {
-                    try createDirectory()
-                    descriptor = open(lockPath, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
-                }
-                guard descriptor >= 0 else { throw DefaultsSuiteError.system(.lock, lockPath, errno: errno) }
-                lockDescriptor = descriptor
-            }
-            while flock(lockDescriptor, LOCK_EX) != 0 {
-                guard errno == EINTR else {
-                    let code = errno
-                    close(lockDescriptor)
-                    lockDescriptor = -1
-                    throw DefaultsSuiteError.system(.lock, lockPath, errno: code)
-                }
-            }
-            var held = stat()
-            var there = stat()
-            if fstat(lockDescriptor, &held) == 0 && stat(lockPath, &there) == 0 && held.st_ino == there.st_ino && held.st_dev == there.st_dev {
-                return
-            }
-            close(lockDescriptor)
-            lockDescriptor = -1
-        }
-    }
-
-    private func unlockAcrossProcesses() {
-        flock(lockDescriptor, LOCK_UN)
-    }
+    /// The lock file every process running this package takes.
+    var lockPath: String { lock.path }
 
     /// The directory, made as Foundation makes it (owner only) when it is missing.
     private func createDirectory() throws {
