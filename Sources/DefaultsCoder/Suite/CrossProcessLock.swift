@@ -70,7 +70,7 @@ final class CrossProcessLock: @unchecked Sendable {
             if descriptor < 0 {
                 var opened = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
                 if opened < 0 && errno == ENOENT {
-                    try createDirectory()
+                    try Self.makeDirectory(containing: path)
                     opened = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
                 }
                 guard opened >= 0 else { throw DefaultsSuiteError.system(.lock, path, errno: errno) }
@@ -94,8 +94,11 @@ final class CrossProcessLock: @unchecked Sendable {
         }
     }
 
-    /// The lock file's directory, made owner only when it is missing.
-    private func createDirectory() throws {
+    /// The directory of the file at `path`, made owner only (as Foundation makes the
+    /// preferences' own) when it is missing.
+    ///
+    /// - Throws: `DefaultsSuiteError` (`.lock`) naming the directory.
+    static func makeDirectory(containing path: String) throws {
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
         guard !FileManager.default.fileExists(atPath: directory) else { return }
         do {

@@ -164,18 +164,6 @@ final class SuiteFile: @unchecked Sendable {
     /// The lock file every process running this package takes.
     var lockPath: String { lock.path }
 
-    /// The directory, made as Foundation makes it (owner only) when it is missing.
-    private func createDirectory() throws {
-        let directory = url.deletingLastPathComponent().path
-        guard !FileManager.default.fileExists(atPath: directory) else { return }
-        do {
-            try FileManager.default.createDirectory(
-                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw DefaultsSuiteError(operation: .lock, path: directory, reason: (error as NSError).localizedDescription)
-        }
-    }
-
     // MARK: - Reading
 
     /// The file's size, dates and identity, following a symbolic link; `nil` when there
@@ -417,7 +405,7 @@ final class SuiteFile: @unchecked Sendable {
             descriptor = open(temporary, flags, 0o600)
         }
         if descriptor < 0 && errno == ENOENT {
-            try createDirectory()
+            try CrossProcessLock.makeDirectory(containing: path)
             descriptor = open(temporary, flags, 0o600)
         }
         guard descriptor >= 0 else { throw DefaultsSuiteError.system(.write, temporary, errno: errno) }
