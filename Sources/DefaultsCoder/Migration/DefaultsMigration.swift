@@ -210,7 +210,9 @@ extension UserDefaults {
     /// - Throws: `DefaultsMigrationError` naming the version and key of the step that
     ///   failed; `UnreadableDefaultsFile` when a suite's file exists but does not parse;
     ///   `DefaultsSuiteError` when the file system refuses (a directory the process
-    ///   cannot write, on Linux). Nothing is changed then.
+    ///   cannot write, on Linux), or when a move into another suite runs on an object
+    ///   whose suite name the package cannot learn (`.unknownSuiteName`: make it with
+    ///   `UserDefaults.suite(named:)`). Nothing is changed then.
     @discardableResult
     public func migrate(_ migrations: [DefaultsMigration], versionKey: String = DefaultsMigration.versionKey) throws -> Int {
         for (earlier, later) in zip(migrations, migrations.dropFirst()) where later.version <= earlier.version {
@@ -226,7 +228,7 @@ extension UserDefaults {
         for name in targetNames {
             let step = migrations.lazy.flatMap { migration in migration.steps.lazy.map { (migration.version, $0) } }.first { $0.1.targetSuite == name }
             let (version, key) = (step?.0 ?? 0, step?.1.sourceKey ?? name)
-            guard let target = UserDefaults(suiteName: name) else {
+            guard let target = UserDefaults.suite(named: name) else {
                 throw DefaultsMigrationError(version: version, key: name, reason: "UserDefaults(suiteName: \"\(name)\") is not a suite this process can open")
             }
             // Known by its suite: another spelling of a suite already in the change

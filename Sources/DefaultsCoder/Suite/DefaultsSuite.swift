@@ -54,6 +54,12 @@ final class DefaultsSuite: @unchecked Sendable {
     /// thread on Apple platforms) is this change, announced once when it is written.
     @TaskLocal static var isWriting = false
 
+    /// Whether the package knows the suite by its name (or file), rather than by one
+    /// object alone.
+    var isNamed: Bool {
+        (backend as? PreferencesBackend).map { $0.name != nil } ?? true
+    }
+
     #if os(Linux)
     /// The suite's file, where the file backend keeps the suite.
     var file: SuiteFile? { backend as? SuiteFile }
@@ -173,6 +179,12 @@ final class DefaultsSuite: @unchecked Sendable {
         let suites = objects.map(DefaultsSuite.of)
         for (index, suite) in suites.enumerated() where suites[..<index].contains(where: { $0 === suite }) {
             throw DefaultsSuiteError(operation: .sameSuiteTwice, path: suite.backend.identity, reason: "one change names this suite twice")
+        }
+        if suites.count > 1, let unnamed = suites.first(where: { !$0.isNamed }) {
+            throw DefaultsSuiteError(
+                operation: .unknownSuiteName, path: unnamed.backend.identity,
+                reason: "the package cannot learn this object's suite name, so it cannot tell whether both are one suite; make it with UserDefaults.suite(named:)"
+            )
         }
         var values = Values(domains: zip(objects, suites).map { Values.Domain(defaults: $0, suite: $1) })
         let silent = isSilenced || !announcing

@@ -185,7 +185,9 @@ final class PreferencesBackend: SuiteBackend {
     func moveUnreadableFileAside(of defaults: UserDefaults) -> URL? { nil }
 }
 
-/// How the package learns a suite object's domain name, on each platform.
+/// How the package learns a suite object's domain name: what `UserDefaults.suite(named:)`
+/// recorded when it made the object; `.standard`, the app's own suite; else, as a
+/// fallback, the name Foundation keeps in the object (see `fromFoundation(_:)`).
 enum SuiteName {
     /// The name of the app's own suite, `UserDefaults.standard`'s: the bundle
     /// identifier, or the process name where there is no bundle.
@@ -193,16 +195,44 @@ enum SuiteName {
         Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
     }
 
+    /// The names `UserDefaults.suite(named:)` recorded, by object: a weak reference tells
+    /// a live object from a new one at a reused address.
+    private static let recorded = Locked<[ObjectIdentifier: (object: WeakReference, name: String)]>([:])
+
+    /// Whether the fallback reads the name Foundation keeps in the object; the tests turn
+    /// it off to see what happens where it finds nothing (an SDK that changed).
+    @TaskLocal static var readsFoundationsState = true
+
+    /// Records that `defaults` is the suite `name`.
+    static func record(_ defaults: UserDefaults, name: String) {
+        recorded.withLock { recorded in
+            if recorded.count >= 64 { recorded = recorded.filter { $0.value.object.object != nil } }
+            recorded[ObjectIdentifier(defaults)] = (WeakReference(defaults), name)
+        }
+    }
+
     /// The suite name of `defaults`: `.some(nil)` for the app's own suite, `nil` when it
     /// cannot be learned.
     static func of(_ defaults: UserDefaults) -> String?? {
-        #if canImport(ObjectiveC)
+        if let entry = recorded.withLock({ $0[ObjectIdentifier(defaults)] }), entry.object.object === defaults { return .some(entry.name) }
         if defaults === UserDefaults.standard { return .some(nil) }
+        guard readsFoundationsState else { return nil }
+        return fromFoundation(defaults)
+    }
+
+    /// The name Foundation keeps in the object, where no public API gives it.
+    ///
+    /// On Linux, swift-corelibs-foundation keeps it in a stored property of
+    /// `UserDefaults`, which `Mirror` reads through any subclass. On Apple platforms,
+    /// `NSUserDefaults` keeps it in its `_identifier_` instance variable, read through the
+    /// Objective-C runtime's public functions, only when the variable is there with the
+    /// type it has had; no private method is called. If either ever changes, this gives
+    /// `nil`: the object is a suite of its own, and what needs its name refuses
+    /// (`DefaultsSuiteError.Operation.unknownSuiteName`) rather than lose a value.
+    private static func fromFoundation(_ defaults: UserDefaults) -> String?? {
+        #if canImport(ObjectiveC)
         return objectiveCIdentifier(of: defaults)
         #else
-        // swift-corelibs-foundation keeps the suite name in a stored property of
-        // `UserDefaults`; Mirror reads it, through any subclass. If that ever changes,
-        // the suite is known by its object only.
         var mirror: Mirror? = Mirror(reflecting: defaults)
         while let current = mirror {
             if let suite = current.children.first(where: { $0.label == "suite" })?.value {

@@ -51,6 +51,11 @@ public struct DefaultsSuiteError: Error, Sendable, Equatable, CustomStringConver
         /// Writing one suite twice in one change: a migration that moves a key into the
         /// suite it migrates, under another spelling of its name.
         case sameSuiteTwice
+        /// A change of several suites (a migration that moves a key into another suite)
+        /// through an object whose suite name the package cannot learn: it could be the
+        /// same suite, and the key would be written and then removed. Make the object
+        /// with `UserDefaults.suite(named:)`.
+        case unknownSuiteName
     }
 
     /// What the suite layer was doing.
@@ -63,12 +68,16 @@ public struct DefaultsSuiteError: Error, Sendable, Equatable, CustomStringConver
 
     /// `Cannot write the UserDefaults file /home/me/.config/app.plist: Permission denied. Nothing was changed.`
     public var description: String {
+        if operation == .unknownSuiteName {
+            return "Cannot move keys between suites through \(path): \(reason). Nothing was changed."
+        }
         let doing: String
         switch operation {
         case .lock: doing = "lock"
         case .write: doing = "write"
         case .moveAside: doing = "move aside"
         case .sameSuiteTwice: doing = "write twice in one change"
+        case .unknownSuiteName: doing = "move keys between suites through"
         }
         return "Cannot \(doing) the UserDefaults file \(path): \(reason). Nothing was changed."
     }
