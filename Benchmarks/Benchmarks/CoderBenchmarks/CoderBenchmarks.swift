@@ -90,6 +90,35 @@ func ratio(_ name: String, _ a: @escaping () throws -> Void, _ b: @escaping () t
     }
 }
 
+/// A ratio as `ratio(_:_:_:)` takes it, for work that consumes its input: `setup` runs
+/// before each side, outside the measurement.
+func ratio(
+    _ name: String, setup: @escaping () throws -> Void, _ a: @escaping () throws -> Void, _ b: @escaping () throws -> Void,
+    maxIterations: Int = 20
+) {
+    let configuration = Benchmark.Configuration(metrics: [ratioMetric], maxDuration: .seconds(30), maxIterations: maxIterations)
+    Benchmark(name, configuration: configuration) { benchmark in
+        let clock = ContinuousClock()
+        var aFirst = true
+        for _ in benchmark.scaledIterations {
+            func measure(_ body: () throws -> Void) throws -> Duration {
+                try setup()
+                return try clock.measure(body)
+            }
+            var (timeA, timeB) = (Duration.zero, Duration.zero)
+            if aFirst {
+                timeA = try measure(a)
+                timeB = try measure(b)
+            } else {
+                timeB = try measure(b)
+                timeA = try measure(a)
+            }
+            aFirst.toggle()
+            benchmark.measurement(ratioMetric, Int((timeA / timeB * 1_000).rounded()))
+        }
+    }
+}
+
 let benchmarks: @Sendable () -> Void = {
     let standard: [BenchmarkMetric] = [.wallClock, .mallocCountTotal]
 
@@ -223,6 +252,9 @@ let benchmarks: @Sendable () -> Void = {
     defaults[observed] = settings
     let observation = defaults.observe(observed) { _, new in blackHole(new) }
     Benchmark("Settings defaults write: DefaultsCoder subscript[key], 1 observer", configuration: configuration) { benchmark in
+        // The observation lives as long as the benchmarks that need it: they run after
+        // this closure returns.
+        withExtendedLifetime(observation) {}
         for _ in benchmark.scaledIterations { defaults[observed] = settings }
     }
     Benchmark("Settings defaults read: DefaultsCoder subscript[key]", configuration: configuration) { benchmark in
@@ -291,7 +323,10 @@ let benchmarks: @Sendable () -> Void = {
     ratio("Settings defaults ratio read: subscript ÷ decode(_:forKey:)", { blackHole(defaults[typed]) }, { blackHole(try defaults.decode(Settings.self, forKey: "typed")) })
     ratio(
         "Settings defaults ratio write: subscript with 1 observer ÷ without",
-        { defaults[observed] = settings },
+        {
+            withExtendedLifetime(observation) {}
+            defaults[observed] = settings
+        },
         { defaults[typed] = settings })
 
     // Reads take no lock and never wait for a writer (issue 35): a typed read against
@@ -334,8 +369,43 @@ let benchmarks: @Sendable () -> Void = {
     }
     ratio(
         "Settings defaults ratio write: encode(_:forKey:) with 1,000 observers of other keys ÷ with none",
-        { try observedSuite.encode(settings, forKey: "native") },
+        {
+            withExtendedLifetime(bystanders) {}
+            try observedSuite.encode(settings, forKey: "native")
+        },
         { try quietSuite.encode(settings, forKey: "native") })
-    withExtendedLifetime(observation) {}
-    withExtendedLifetime(bystanders) {}
+
+    // A change costs in proportion to the keys it changes (issue 43): removing every key
+    // of a suite, by `resetAll()` (one observer attached) and by a migration of one
+    // `.remove` step per key, against Foundation's `removeObject(forKey:)` of each key
+    // and one `synchronize()`. The suite is filled anew before each side.
+    for count in [2_000, 8_000] {
+        let name = suite + "-remove-\(count)"
+        let removed = UserDefaults(suiteName: name)!
+        let filled = Dictionary(uniqueKeysWithValues: (0..<count).map { ("key.\($0)", $0) })
+        let fill = {
+            removed.setPersistentDomain(filled, forName: name)
+            removed.synchronize()
+        }
+        let foundation = {
+            for key in filled.keys { removed.removeObject(forKey: key) }
+            removed.synchronize()
+        }
+        let watcher = removed.observe(DefaultsKey<Int>("key.0", default: -1), initial: false) { _, new in blackHole(new) }
+        ratio(
+            "Suite of \(count) keys ratio remove all: resetAll() with 1 observer ÷ Foundation removeObject + synchronize", setup: fill,
+            {
+                withExtendedLifetime(watcher) {}
+                try removed.resetAll()
+            }, foundation)
+        let steps = filled.keys.sorted().map { DefaultsMigration.Step.remove($0) }
+        let versionKey = "remove.version"
+        ratio(
+            "Suite of \(count) keys ratio remove all: migration of \(count) .remove steps ÷ Foundation removeObject + synchronize",
+            setup: {
+                fill()
+                removed.removeObject(forKey: versionKey)
+            },
+            { try removed.migrate([DefaultsMigration(version: 1, steps: steps)], versionKey: versionKey) }, foundation)
+    }
 }

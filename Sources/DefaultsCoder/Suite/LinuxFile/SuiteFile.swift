@@ -477,11 +477,11 @@ final class SuiteFile: @unchecked Sendable {
         }
         var entries: [PropertyListXML.Entry] = []
         entries.reserveCapacity(file.count + order.count)
-        var placed: [String] = []
+        // By the key's bytes: `String`'s equality would take two spellings of one
+        // canonical key for one.
+        var placed = Set<[UInt8]>(minimumCapacity: order.count)
         func place(_ key: String) -> Bool {
-            guard !placed.contains(where: { $0.utf8.elementsEqual(key.utf8) }) else { return false }
-            placed.append(key)
-            return true
+            placed.insert(Array(key.utf8)).inserted
         }
         for entry in file {
             guard isChanged(entry.key) else {
