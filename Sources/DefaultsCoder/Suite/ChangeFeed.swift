@@ -310,11 +310,11 @@ final class ChangeFeed: @unchecked Sendable {
     // MARK: - Other processes
 
     private func startWatching() {
-        let needed = withState { !$0.subscribers.isEmpty && $0.external == nil }
-        guard needed,
+        let key = withState { $0.external == nil ? $0.subscribers.keys.min() : nil }
+        guard let key,
             // Strongly: the feed lives as long as its suite; the token, and with it this
             // closure, goes when the last observer does.
-            let token = ExternalChanges.watch(backend, through: anyObject(), onChange: { self.recheck(reload: true) })
+            let token = ExternalChanges.watch(backend, through: anyObject(), reportingAs: key, onChange: { self.recheck(reload: true) })
         else { return }
         let extra: (any ExternalChangesToken)? = withState { state in
             if state.external == nil && !state.subscribers.isEmpty {

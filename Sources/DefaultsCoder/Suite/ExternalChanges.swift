@@ -32,23 +32,28 @@ extension ExternalChangesToken {
 
 enum ExternalChanges {
     /// Starts hearing of changes other processes make to the suite `backend` keeps;
-    /// `onChange` runs on a queue of the package's. `nil` where nothing can be heard.
+    /// `onChange` runs on a queue of the package's. `nil` where nothing can be heard. A
+    /// transport that falls back to something poorer (polling) says so once, through
+    /// `DefaultsFailure.handler`, as a read failure of `key`.
     static func watch(
-        _ backend: any SuiteBackend, through defaults: UserDefaults?, onChange: @escaping @Sendable () -> Void
+        _ backend: any SuiteBackend, through defaults: UserDefaults?, reportingAs key: String, onChange: @escaping @Sendable () -> Void
     ) -> (any ExternalChangesToken)? {
         let observations = (defaults as? any KeyValueObservable).map { KeyValueObservations(defaults: $0, onChange: onChange) }
         var notifications: (any ExternalChangesToken)?
         #if os(Linux)
+        let onFailure: @Sendable (DefaultsSuiteError) -> Void = { error in
+            DefaultsFailure.report(DefaultsFailure(key: key, operation: .read, error: error))
+        }
         if let file = backend as? SuiteFile {
             // Every change of the file is rechecked, this process's own writes too: the
             // feed compares what it reads with what it published, so a write already
             // published costs a read and publishes nothing. (Skipping a file "as last
             // seen" lost another process's write that a read here saw first.)
-            notifications = FileWatcher.shared.watch(file.path, onChange)
+            notifications = FileWatcher.shared.watch(file.path, onFailure: onFailure, onChange)
         } else if let name = (backend as? PreferencesBackend)?.name {
             // What stands in for `cfprefsd` and its notifications here: the file
             // Foundation keeps the suite in.
-            notifications = FileWatcher.shared.watch(SuiteFile.named(name).path, onChange)
+            notifications = FileWatcher.shared.watch(SuiteFile.named(name).path, onFailure: onFailure, onChange)
         }
         #elseif canImport(notify)
         if let name = (backend as? PreferencesBackend)?.name {

@@ -56,6 +56,10 @@ public struct DefaultsSuiteError: Error, Sendable, Equatable, CustomStringConver
         /// same suite, and the key would be written and then removed. Make the object
         /// with `UserDefaults.suite(named:)`.
         case unknownSuiteName
+        /// Watching the file for other processes' changes (Linux's inotify): observation
+        /// goes on, polling the file instead. Reported to `DefaultsFailure.handler`, never
+        /// thrown.
+        case watch
     }
 
     /// What the suite layer was doing.
@@ -71,6 +75,9 @@ public struct DefaultsSuiteError: Error, Sendable, Equatable, CustomStringConver
         if operation == .unknownSuiteName {
             return "Cannot move keys between suites through \(path): \(reason). Nothing was changed."
         }
+        if operation == .watch {
+            return "Cannot watch the UserDefaults file \(path) for other processes' changes: \(reason). Its changes are polled for instead."
+        }
         let doing: String
         switch operation {
         case .lock: doing = "lock"
@@ -78,6 +85,7 @@ public struct DefaultsSuiteError: Error, Sendable, Equatable, CustomStringConver
         case .moveAside: doing = "move aside"
         case .sameSuiteTwice: doing = "write twice in one change"
         case .unknownSuiteName: doing = "move keys between suites through"
+        case .watch: doing = "watch"
         }
         return "Cannot \(doing) the UserDefaults file \(path): \(reason). Nothing was changed."
     }

@@ -643,6 +643,12 @@ extension SuiteFile: SuiteBackend {
 
     func reload(_ defaults: UserDefaults) {
         // Foundation reloads its cache of a file another process replaced only when told.
+        // But a file another process is rewriting in place (Foundation's own
+        // `synchronize()`: truncate, then write), caught half written, Foundation takes
+        // for an empty suite: its cache would empty, and observers hear every key
+        // removed, then set again. Such a file is left unread; the close of that write
+        // brings another recheck.
+        guard problem() == nil else { return }
         defaults.synchronize()
     }
 
