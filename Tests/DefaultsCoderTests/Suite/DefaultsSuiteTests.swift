@@ -265,6 +265,35 @@ struct DefaultsSuiteTests {
         }
     }
 
+    @Test(
+        "one file, two objects: a change through one is what the other reads, in its observers too — two spellings of a name, and a suite named after the app's own domain beside .standard",
+        .enabled(if: Backend.isFile, "the file backend's"), arguments: ["spelling", "standard"])
+    func twoObjectsOneFile(pair: String) throws {
+        let (writer, reader): (UserDefaults, UserDefaults)
+        let suite = TestSuite()
+        if pair == "spelling" {
+            writer = suite.defaults
+            reader = try #require(UserDefaults(suiteName: "\(SuiteFile.configDirectory.path)/./\(suite.name)"))
+        } else {
+            writer = try #require(UserDefaults(suiteName: SuiteName.application))
+            reader = .standard
+        }
+        let key = DefaultsKey<Int>(uniqueKey("shared"), default: 0)
+        #expect(reader.object(forKey: key.name) == nil)  // read once: its cache is loaded
+        let heard = Recorded<Int?>()
+        let other = SendableAny(reader)
+        // The reader is an object the package has seen: it observes.
+        let observation = reader.observe(key, initial: false) { _, _ in
+            heard.append((other.value as! UserDefaults).object(forKey: key.name) as? Int)
+        }
+        defer { observation.cancel() }
+        try writer.write(5, to: key)
+        #expect(reader.object(forKey: key.name) as? Int == 5)
+        try writer.reset(key)
+        #expect(reader.object(forKey: key.name) == nil)
+        #expect(heard.values == [5, nil])
+    }
+
     @Test("a directory that cannot be made throws the suite layer's error with the path", .enabled(if: Backend.isFile, "the file backend's"))
     func fileSystemFailure() throws {
         let blocker = FileManager.default.temporaryDirectory.appendingPathComponent("blocker-\(UUID().uuidString)")
