@@ -157,12 +157,16 @@ where Value: DefaultsOptional {
 /// `Codable` values in `UserDefaults`.
 ///
 /// A key with a legacy format reads a stored object of the blob's kind (`Data` for
-/// `.json` and `.propertyList`, a `String` for `.jsonString`) as the blob first, and
-/// anything else, or a blob that does not decode, in the native form. Reading never
-/// rewrites the stored value; the next write through the package stores the native form.
-/// A write of a value whose native form is itself a blob that decodes to another value
-/// (a `String` key with `.jsonString` storing `"\"Bo\""`) throws
-/// `EncodingError.invalidValue`: it would read back as `"Bo"`.
+/// `.json` and `.propertyList`, a `String` for `.jsonString`) as the blob first — the
+/// value itself, or the value wrapped in a one-element array, as libraries stored
+/// top-level values that older encoders refused (`PropertyListEncoder().encode([value])`)
+/// — and anything else in the native form. `Data` that parses as a blob of the format
+/// but holds neither is never taken for the value's own bytes: the read throws (the
+/// subscript reports it and gives the default). Reading never rewrites the stored value;
+/// the next write through the package stores the native form. A write of a value whose
+/// native form would read back as something else — a blob that decodes to another value
+/// (a `String` key with `.jsonString` storing `"\"Bo\""`), or `Data` that parses as a
+/// blob of the format — throws `EncodingError.invalidValue`.
 public enum LegacyFormat: Sendable, Equatable {
     /// `Data` made by `JSONEncoder` with its default strategies.
     case json
@@ -173,12 +177,13 @@ public enum LegacyFormat: Sendable, Equatable {
 
     /// Decodes a stored object: as the legacy blob first where it is of the blob's kind
     /// (Data for `.json` and `.propertyList`, a String for `.jsonString`), since a Data or
-    /// String type would otherwise read the blob's own bytes or text; otherwise, or when
-    /// the blob does not decode, in the native form. Writes refuse the values this would
-    /// misread (`checkUnambiguous`).
+    /// String type would otherwise read the blob's own bytes or text — the value, or the
+    /// value wrapped in a one-element array; otherwise in the native form. Writes refuse
+    /// the values this would misread (`checkUnambiguous`).
     ///
     /// - Throws: The blob's error when the object is of its kind and neither form
-    ///   decodes (it says more); the native form's error otherwise.
+    ///   decodes (it says more), and when it is `Data` that parses as a blob of the
+    ///   format; the native form's error otherwise.
     static func decodeStored<Value: Decodable>(_ type: Value.Type, from stored: Any, legacy: LegacyFormat?) throws -> Value {
         var legacyError: (any Error)?
         if let legacy, legacy.isOfItsKind(stored) {
@@ -186,12 +191,27 @@ public enum LegacyFormat: Sendable, Equatable {
                 if let value = try legacy.decode(Value.self, from: stored) { return value }
             } catch {
                 legacyError = error
+                if let wrapped = try? legacy.decode([Value].self, from: stored), wrapped.count == 1 { return wrapped[0] }
+                // A blob, but not of this value: its bytes are not the value.
+                if legacy.isBlob(stored) { throw error }
             }
         }
         do {
             return try KeyValueDecoder().decodeFromUserDefaults(Value.self, from: stored)
         } catch {
             throw legacyError ?? error
+        }
+    }
+
+    /// Whether `object` is `Data` that parses in this format (`.json`, `.propertyList`):
+    /// a blob, whatever it holds. A `String` for `.jsonString` is read natively when it
+    /// is not the value's JSON: any text is a string's own.
+    func isBlob(_ object: Any) -> Bool {
+        guard let data = object as? Data else { return false }
+        switch self {
+        case .json: return (try? JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed)) != nil
+        case .propertyList: return (try? PropertyListReader.propertyList(from: data)) != nil
+        case .jsonString: return false
         }
     }
 
@@ -208,8 +228,13 @@ public enum LegacyFormat: Sendable, Equatable {
     ///
     /// - Throws: `EncodingError.invalidValue`.
     func checkUnambiguous<Value: Decodable>(_ value: Value, storedAs tree: Any) throws {
-        guard isOfItsKind(tree), let misread = try? decode(Value.self, from: tree) else { return }
-        if let equal = (value as? any Equatable).map({ $0.isEqual(to: misread) }), equal { return }
+        guard isOfItsKind(tree) else { return }
+        let misread = (try? decode(Value.self, from: tree)) ?? (try? decode([Value].self, from: tree)).flatMap { $0.count == 1 ? $0[0] : nil }
+        if let misread {
+            if let equal = (value as? any Equatable).map({ $0.isEqual(to: misread) }), equal { return }
+        } else if !isBlob(tree) {
+            return
+        }
         throw EncodingError.invalid(
             value, "Cannot store this value under a key declared with the legacy format .\(self): it would read back as a legacy blob",
             at: [])

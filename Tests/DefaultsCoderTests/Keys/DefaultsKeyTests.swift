@@ -16,6 +16,49 @@ struct DefaultsKeyTests {
         #expect(DefaultsKeys.owner.legacyFormat == nil)
     }
 
+    /// Blobs as libraries stored them: the value, or the value wrapped in a one-element
+    /// array (older encoders refused top-level scalars); and Data that is a blob of
+    /// something else.
+    static let bytes = Data([0xDE, 0xAD, 0xBE, 0xEF])
+    static let blobs: [(format: String, blob: @Sendable () throws -> Data, expected: String)] = [
+        ("propertyList", { try PropertyListEncoder().encode(bytes) }, "deadbeef"),
+        ("propertyList", { try PropertyListEncoder().encode([bytes]) }, "deadbeef"),
+        ("json", { try JSONEncoder().encode([bytes]) }, "deadbeef"),
+        ("propertyList", { try PropertyListEncoder().encode(["other": 1]) }, "error"),
+        ("propertyList", { try PropertyListEncoder().encode([bytes, bytes]) }, "error"),
+        ("json", { try JSONEncoder().encode(["other": 1]) }, "error"),
+        ("propertyList", { Data("not a blob".utf8) }, "6e6f74206120626c6f62"),
+    ]
+
+    @Test(
+        "a Data key with a legacy format reads the blob's value or its one-element array; a blob of anything else is reported, never returned as its own bytes",
+        arguments: blobs)
+    func legacyDataBlob(format: String, blob: @Sendable () throws -> Data, expected: String) throws {
+        let suite = TestSuite()
+        let legacy: LegacyFormat = format == "json" ? .json : .propertyList
+        let key = DefaultsKey<Data>(uniqueKey("blob"), default: Data(), legacy: legacy)
+        suite.defaults.set(try blob(), forKey: key.name)
+        let read = (try? suite.defaults.read(key)).map { $0.map { String(format: "%02x", $0) }.joined() } ?? "error"
+        #expect(read == expected)
+        if expected == "error" {
+            ReportedFailures.install()
+            #expect(suite.defaults[key] == Data())
+            #expect(ReportedFailures.reports(for: key.name).count == 1)
+        }
+    }
+
+    @Test("Data that would read back as something else under a legacy format is refused when written, and nothing is stored")
+    func legacyDataWrite() throws {
+        let suite = TestSuite()
+        let key = DefaultsKey<Data>(uniqueKey("blob"), default: Data(), legacy: .propertyList)
+        for value in [try PropertyListEncoder().encode(["other": 1]), try PropertyListEncoder().encode([Self.bytes])] {
+            #expect(throws: EncodingError.self) { try suite.defaults.write(value, to: key) }
+            #expect(suite.defaults.object(forKey: key.name) == nil)
+        }
+        try suite.defaults.write(Self.bytes, to: key)
+        #expect(try suite.defaults.read(key) == Self.bytes)
+    }
+
     @Test("an optional key can be written as a string literal")
     func stringLiteral() {
         let key: DefaultsKey<String?> = "user.name"
