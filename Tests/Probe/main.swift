@@ -16,6 +16,9 @@
 //                                                 (plain set + synchronize)
 //      defaults-coder-probe count SUITE KEY FROM N  encodes FROM … FROM+N-1 under KEY, one
 //                                                 write each
+//      defaults-coder-probe late-config SUITE DIR  sets XDG_CONFIG_HOME to DIR (after launch),
+//                                                 then encodes 1 under "a" and reads it back
+//                                                 through Foundation: says "1" when it does
 //      defaults-coder-probe launch SUITE -KEY VALUE …  reads each launch argument as every
 //                                                 number type, writes "volume", and says what
 //                                                 it read and what was reported, as a binary plist
@@ -76,6 +79,21 @@ func run(_ arguments: [String]) -> Int32 {
         }
         for (key, value) in values { defaults.set(value, forKey: key) }
         return defaults.synchronize() ? 0 : 1
+    case "late-config" where arguments.count == 3:
+        #if os(Linux)
+        setenv("XDG_CONFIG_HOME", arguments[2], 1)
+        #endif
+        guard let defaults = UserDefaults(suiteName: arguments[1]) else { return 2 }
+        do {
+            try defaults.encode(1, forKey: "a")
+        } catch {
+            FileHandle.standardError.write(Data("\(error)\n".utf8))
+            return 1
+        }
+        let fresh = UserDefaults(suiteName: arguments[1])!
+        fresh.synchronize()
+        say("\(fresh.object(forKey: "a") ?? "nothing")")
+        return 0
     case "argument":
         var found: [String: Any] = [:]
         for key in arguments.dropFirst() {

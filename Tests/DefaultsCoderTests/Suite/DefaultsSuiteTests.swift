@@ -203,6 +203,21 @@ struct DefaultsSuiteTests {
         #expect(SuiteFile.configDirectory(in: ["HOME": "/h", "XDG_CONFIG_HOME": "x"]).path == "/h/.config")
     }
 
+    @Test(
+        "XDG_CONFIG_HOME changed after launch moves neither Foundation nor the package: a write lands in the file Foundation reads",
+        .enabled(if: Backend.isFile, "the file backend's"))
+    func configDirectoryChangedAfterLaunch() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("config-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let suite = "DefaultsCoderTests.late.\(UUID().uuidString)"
+        let result = try await run(
+            "defaults-coder-probe", ["late-config", suite, root + "/late"], environment: ["XDG_CONFIG_HOME": root + "/launch"])
+        #expect(result.status == 0, "\(result.errors)")
+        #expect(String(decoding: result.output, as: UTF8.self) == "1\n")
+        #expect(FileManager.default.fileExists(atPath: root + "/launch/\(suite).plist"))
+        #expect(!FileManager.default.fileExists(atPath: root + "/late/\(suite).plist"))
+    }
+
     @Test("a write or a reset that a launch argument hides is reported, each as what it was")
     func hiddenByLaunchArgument() async throws {
         ReportedFailures.install()

@@ -25,9 +25,24 @@ final class SuiteFile: @unchecked Sendable {
     /// Where Foundation on Linux keeps suites, found as it finds it (measured, Swift
     /// 6.3.1): `$XDG_CONFIG_HOME` when it is an absolute path (a relative or empty one is
     /// ignored, as the XDG specification says), else `$HOME/.config` — `/.config` when
-    /// `$HOME` is empty or unset; never the password database's home. Read once, at the
-    /// first use of a suite, as Foundation reads it at its first.
-    static let configDirectory: URL = configDirectory(in: ProcessInfo.processInfo.environment)
+    /// `$HOME` is empty or unset; never the password database's home. Read from the
+    /// environment the process started with, as Foundation reads it when it loads: a
+    /// variable changed later (`setenv`) moves neither (measured, Swift 6.3.1), so the
+    /// package writes the file Foundation reads.
+    static let configDirectory: URL = configDirectory(in: launchEnvironment() ?? ProcessInfo.processInfo.environment)
+
+    /// The environment the process started with (`/proc/self/environ`), which `setenv`
+    /// does not change; `nil` where it cannot be read.
+    static func launchEnvironment() -> [String: String]? {
+        guard let data = FileManager.default.contents(atPath: "/proc/self/environ") else { return nil }
+        var environment: [String: String] = [:]
+        for entry in data.split(separator: 0) {
+            guard let equals = entry.firstIndex(of: UInt8(ascii: "=")) else { continue }
+            let name = String(decoding: entry[entry.startIndex..<equals], as: UTF8.self)
+            if environment[name] == nil { environment[name] = String(decoding: entry[(equals + 1)...], as: UTF8.self) }
+        }
+        return environment
+    }
 
     /// The directory for `environment`.
     static func configDirectory(in environment: [String: String]) -> URL {
