@@ -23,10 +23,13 @@ mkdir -p "$out/module" "$out/corpus"
 flags=(-sanitize=fuzzer,address -O -g -swift-version 6 -enable-upcoming-feature ExistentialAny)
 
 echo "== Building the library with coverage instrumentation"
+# Every source file of the library, its folders' subfolders included.
+sources=()
+while IFS= read -r file; do sources+=("$file"); done < <(find Sources/DefaultsCoder -name '*.swift' | sort)
 swiftc "${flags[@]}" -parse-as-library -enable-testing \
     -module-name DefaultsCoder -emit-module -emit-module-path "$out/module/DefaultsCoder.swiftmodule" \
     -emit-library -static -o "$out/libDefaultsCoder.a" \
-    Sources/DefaultsCoder/*/*.swift
+    "${sources[@]}"
 
 echo "== Building the fuzz target"
 swiftc "${flags[@]}" -parse-as-library -I "$out/module" -L "$out" -lDefaultsCoder \

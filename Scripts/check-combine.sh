@@ -11,6 +11,9 @@ stub="$(mktemp -d)"
 trap 'rm -rf "$stub"' EXIT
 swiftc -emit-module -parse-as-library -module-name Combine -swift-version 6 \
     Scripts/combine-stub/Combine.swift -o "$stub/Combine.swiftmodule"
+# Every source file of the library, its folders' subfolders included.
+files=()
+while IFS= read -r file; do files+=("$file"); done < <(find Sources/DefaultsCoder -name '*.swift' | sort)
 swiftc -typecheck -parse-as-library -module-name DefaultsCoder -swift-version 6 \
-    -enable-upcoming-feature ExistentialAny -I "$stub" Sources/DefaultsCoder/*/*.swift
+    -enable-upcoming-feature ExistentialAny -I "$stub" "${files[@]}"
 echo "the Combine code type-checks against the stub"

@@ -16,6 +16,10 @@
 //                                                 (plain set + synchronize)
 //      defaults-coder-probe count SUITE KEY FROM N  encodes FROM … FROM+N-1 under KEY, one
 //                                                 write each
+//      defaults-coder-probe deep SUITE DEPTH [read]  stores a value of DEPTH nested
+//                                                 dictionaries under "deep" (unless `read`),
+//                                                 then reads it back through every door on a
+//                                                 512 KiB thread of a fresh object: says "ok"
 //      defaults-coder-probe late-config SUITE DIR  sets XDG_CONFIG_HOME to DIR (after launch),
 //                                                 then encodes 1 under "a" and reads it back
 //                                                 through Foundation: says "1" when it does
@@ -79,6 +83,33 @@ func run(_ arguments: [String]) -> Int32 {
         }
         for (key, value) in values { defaults.set(value, forKey: key) }
         return defaults.synchronize() ? 0 : 1
+    case "deep" where arguments.count == 3 || arguments.count == 4:
+        guard let depth = Int(arguments[2]), let defaults = UserDefaults(suiteName: arguments[1]) else { return 2 }
+        let value = (1..<depth).reduce(PropertyListValue.dictionary(["leaf": 1])) { inner, _ in .dictionary(["k": inner]) }
+        do {
+            if arguments.count == 3 { try defaults.encode(value, forKey: "deep") }
+        } catch {
+            FileHandle.standardError.write(Data("\(error)\n".utf8))
+            return 1
+        }
+        let name = arguments[1]
+        nonisolated(unsafe) var result = ""
+        let thread = Thread {
+            let fresh = UserDefaults(suiteName: name)!
+            let doors: [(String, Any?)] = [
+                ("object(forKey:)", fresh.object(forKey: "deep")),
+                ("dictionaryRepresentation()", fresh.dictionaryRepresentation()["deep"]),
+                ("persistentDomain(forName:)", fresh.persistentDomain(forName: name)?["deep"]),
+            ]
+            let missing = doors.filter { $0.1 == nil }.map(\.0)
+            let typed = fresh[DefaultsKey<PropertyListValue?>("deep")]
+            result = missing.isEmpty && typed == value ? "ok" : "missing \(missing), typed \(typed == value)"
+        }
+        thread.stackSize = 512 * 1024
+        thread.start()
+        while !thread.isFinished { usleep(1_000) }
+        say(result)
+        return 0
     case "late-config" where arguments.count == 3:
         #if os(Linux)
         setenv("XDG_CONFIG_HOME", arguments[2], 1)

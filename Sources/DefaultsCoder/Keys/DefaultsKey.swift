@@ -210,7 +210,14 @@ public enum LegacyFormat: Sendable, Equatable {
         guard let data = object as? Data else { return false }
         switch self {
         case .json: return (try? JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed)) != nil
-        case .propertyList: return (try? PropertyListReader.propertyList(from: data)) != nil
+        case .propertyList:
+            // What `PropertyListEncoder` writes, binary or XML; any bare word is an
+            // OpenStep property list, and no encoder's blob.
+            let head = data.prefix(64).drop { [0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF].contains($0) }
+            let isEncoderFormat =
+                head.starts(with: Array("bplist".utf8)) || head.starts(with: Array("<?xml".utf8)) || head.starts(with: Array("<plist".utf8))
+                || head.starts(with: Array("<!DOCTYPE plist".utf8))
+            return isEncoderFormat && (try? PropertyListReader.propertyList(from: data)) != nil
         case .jsonString: return false
         }
     }

@@ -46,11 +46,15 @@ enum StoredForm {
     static let integerPrefix = prefix + "integer:"
     static let datePrefix = prefix + "date:"
 
-    /// Containers a stored value may sit in: one fewer than the limit
-    /// (`NestingGuard.maximumContainers`, which Foundation's XML reader also keeps:
-    /// beyond it the file is unreadable and every key in the suite is lost), since the
-    /// suite's file adds its own dictionary.
-    static let containerDepthLimit = NestingGuard.maximumContainers - 1
+    /// Containers a stored value may sit in: what every door of Foundation's reads back
+    /// on a 512 KiB thread (Apple platforms' secondary threads), with room to spare.
+    /// Foundation on Linux copies a value out of its cache recursively, about 1.8 KiB of
+    /// stack a level: `object(forKey:)`, `dictionaryRepresentation()` and
+    /// `persistentDomain(forName:)` of a value nested 290 dictionaries deep crash a
+    /// 512 KiB thread (measured, Swift 6.3.1, in child processes; arrays reach 360). So
+    /// 200 levels, which leave a third of such a thread to its caller. (The file itself
+    /// could hold 511, one fewer than `NestingGuard.maximumContainers`.)
+    static let containerDepthLimit = 200
 
     /// A string as it is stored.
     @inline(__always)

@@ -196,11 +196,15 @@ struct ValueGenerator<Source: Entropy> {
     var nestedNils: Bool
     /// How deep containers may nest.
     var maxDepth: Int
+    /// The most containers the rare deep value sits in: the stored form's limit where the
+    /// values go to a suite (`nestedNils`), the coders' otherwise.
+    var deepest: Int
 
-    init(source: Source, nestedNils: Bool, maxDepth: Int = 5) {
+    init(source: Source, nestedNils: Bool, maxDepth: Int = 5, deepest: Int? = nil) {
         self.source = source
         self.nestedNils = nestedNils
         self.maxDepth = maxDepth
+        self.deepest = deepest ?? (nestedNils ? StoredForm.containerDepthLimit : NestingGuard.maximumContainers)
     }
 
     mutating func value(depth: Int = 0) -> GeneratedValue {
@@ -209,8 +213,8 @@ struct ValueGenerator<Source: Entropy> {
             return primitive()
         }
         if depth == 0, source.oneIn(60) {
-            // An enum case adds two containers above the nesting: stay within 511.
-            return .deep(DeepNesting(levels: 460 + source.below(48)))
+            // An enum case adds two containers above the nesting: stay within `deepest`.
+            return .deep(DeepNesting(levels: deepest - 52 + source.below(48)))
         }
         switch source.below(nestedNils ? 10 : 9) {
         case 0: return .array(list(depth) { $0.value(depth: depth + 1) })

@@ -226,7 +226,9 @@ struct UserDefaultsCodableTests {
                     let defaults = defaults.value as! UserDefaults
                     var last = GeneratedValue.empty
                     for round in 0..<40 {
-                        var generator = ValueGenerator(source: SeededEntropy(seed: UInt64(worker * 1_000 + round)), nestedNils: false, maxDepth: 3)
+                        var generator = ValueGenerator(
+                            source: SeededEntropy(seed: UInt64(worker * 1_000 + round)), nestedNils: false, maxDepth: 3,
+                            deepest: StoredForm.containerDepthLimit)
                         let value = generator.value()
                         try defaults.encode(value, forKey: "worker.\(worker)")
                         defaults[shared] = value
