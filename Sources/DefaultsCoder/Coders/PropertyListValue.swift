@@ -230,6 +230,13 @@ extension PropertyListValue: Codable {
             self = value
             return
         }
+        // A foreign decoder recurses into this initializer once per level, with no guard
+        // of the package's: a binary property list has no depth limit, and a few hundred
+        // levels overflow a 512 KiB thread. Checked here, at each level.
+        if decoder.codingPath.count >= NestingGuard.maximumContainers {
+            throw DecodingError.tooDeep(.containers, at: decoder.codingPath)
+        }
+        if ThreadStack.isNearlyExhausted() { throw DecodingError.tooDeep(.stack, at: decoder.codingPath) }
         let container = try decoder.singleValueContainer()
         if let value = try? container.decode(Bool.self) {
             self = .bool(value)

@@ -171,4 +171,24 @@ struct PropertyListValueTests {
             #expect(message.hasPrefix("Nesting too deep for the stack") || message.hasPrefix("Nesting deeper than 512 levels"), "\(message.prefix(80))")
         }
     }
+
+    @Test(
+        "decoding a deep binary property list as a PropertyListValue with Foundation's PropertyListDecoder, on a 512 KiB thread, never crashes: past the limit or the stack, it throws",
+        arguments: [300, 5_000])
+    func deepForeignDecode(levels: Int) async throws {
+        // A binary property list has no depth limit of its parser's: Foundation's decoder
+        // recurses into `init(from:)` once per level.
+        let data = try await offPool(stackSize: 64 << 20) {
+            let tree = (0..<levels).reduce("x" as Any) { inner, _ in [inner] }
+            return try PropertyListSerialization.data(fromPropertyList: ["k": tree], format: .binary, options: 0)
+        }
+        let outcome = await onThread(stackSize: NestingGuardTests.smallStack) {
+            NestingGuardTests.outcome { try PropertyListDecoder().decode([String: PropertyListValue].self, from: data) }
+        }
+        guard case .error(let message) = outcome else {
+            #expect(levels < NestingGuard.maximumContainers, "a value \(levels) deep decoded")
+            return
+        }
+        #expect(message.hasPrefix("Nesting too deep for the stack") || message.hasPrefix("Nesting deeper than 512 levels"), "\(message.prefix(80))")
+    }
 }
