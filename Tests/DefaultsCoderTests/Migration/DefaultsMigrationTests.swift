@@ -384,7 +384,6 @@ struct DefaultsMigrationTests {
 
     @Test("a registered default or a launch-argument-like value for the record key changes neither migrate nor migrationVersion")
     func recordReadFromTheSuite() async throws {
-        #if !canImport(Darwin)
         let suite = TestSuite()
         suite.defaults.set(10, forKey: "m")
         // Registered defaults are the process's, for every suite: alone among the tests
@@ -396,6 +395,5 @@ struct DefaultsMigrationTests {
             #expect(try suite.defaults.migrate(Self.doubling) == 2)
             #expect(suite.defaults.integer(forKey: "n") == 20)
         }
-        #endif
     }
 }
