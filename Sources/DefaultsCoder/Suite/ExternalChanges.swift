@@ -21,13 +21,15 @@ import notify
 
 /// Hears of a suite's external changes until cancelled.
 protocol ExternalChangesToken: Sendable {
-    /// The keys the suite's observers listen to now, for a transport that watches keys.
-    func listen(to keys: Set<String>)
+    /// Tells a transport that watches keys to watch the ones `keys` gives: the keys the
+    /// suite's observers listen to, read when the transport takes its turn, so that of
+    /// two threads changing them, the later call sees the later keys.
+    func listen(to keys: @escaping () -> Set<String>)
     func cancel()
 }
 
 extension ExternalChangesToken {
-    func listen(to keys: Set<String>) {}
+    func listen(to keys: @escaping () -> Set<String>) {}
 }
 
 enum ExternalChanges {
@@ -83,7 +85,7 @@ private struct Watch: ExternalChangesToken {
     let notifications: (any ExternalChangesToken)?
     let observations: KeyValueObservations?
 
-    func listen(to keys: Set<String>) {
+    func listen(to keys: @escaping () -> Set<String>) {
         observations?.listen(to: keys)
     }
 
@@ -113,7 +115,7 @@ final class KeyValueObservations: @unchecked Sendable {
     // object keeps the trampoline it registers, and the token keeps this object.
     private let defaults: any KeyValueObservable
     private let onChange: @Sendable () -> Void
-    private let observed = Locked<Set<String>>([])
+    private let observed = Locked<(keys: Set<String>, isCancelled: Bool)>(([], false))
     private let isPending = Locked(false)
     #if canImport(ObjectiveC)
     fileprivate private(set) lazy var trampoline = KeyValueTrampoline(self)
@@ -129,19 +131,27 @@ final class KeyValueObservations: @unchecked Sendable {
         !key.contains(".") && !key.hasPrefix("@")
     }
 
-    func listen(to keys: Set<String>) {
-        let wanted = keys.filter(Self.isObservable)
-        // Added and removed under the lock: a removal racing the addition it undoes would
-        // remove an observer never added.
+    func listen(to keys: @escaping () -> Set<String>) {
+        // Added and removed under the lock, from the keys read under it: a removal racing
+        // the addition it undoes would remove an observer never added, and keys read
+        // before another thread's change would undo it.
         observed.withLock { observed in
-            for key in wanted.subtracting(observed) { defaults.addKeyObserver(self, forKey: key) }
-            for key in observed.subtracting(wanted) { defaults.removeKeyObserver(self, forKey: key) }
-            observed = wanted
+            guard !observed.isCancelled else { return }
+            update(&observed.keys, to: keys().filter(Self.isObservable))
         }
     }
 
     func cancel() {
-        listen(to: [])
+        observed.withLock { observed in
+            update(&observed.keys, to: [])
+            observed.isCancelled = true
+        }
+    }
+
+    private func update(_ observed: inout Set<String>, to wanted: Set<String>) {
+        for key in wanted.subtracting(observed) { defaults.addKeyObserver(self, forKey: key) }
+        for key in observed.subtracting(wanted) { defaults.removeKeyObserver(self, forKey: key) }
+        observed = wanted
     }
 
     /// A change of an observed key, on the thread that made it.
