@@ -93,7 +93,12 @@ func run(_ arguments: [String]) -> Int32 {
             return 1
         }
         let name = arguments[1]
-        nonisolated(unsafe) var result = ""
+        // The reading thread hands its verdict over through the semaphore's ordering.
+        final class Verdict: @unchecked Sendable {
+            var text = ""
+        }
+        let verdict = Verdict()
+        let done = DispatchSemaphore(value: 0)
         let thread = Thread {
             let fresh = UserDefaults(suiteName: name)!
             let doors: [(String, Any?)] = [
@@ -102,13 +107,16 @@ func run(_ arguments: [String]) -> Int32 {
                 ("persistentDomain(forName:)", fresh.persistentDomain(forName: name)?["deep"]),
             ]
             let missing = doors.filter { $0.1 == nil }.map(\.0)
+            // The typed read's own failure, if any, is the verdict's: not logged.
+            DefaultsFailure.handler = { _ in }
             let typed = fresh[DefaultsKey<PropertyListValue?>("deep")]
-            result = missing.isEmpty && typed == value ? "ok" : "missing \(missing), typed \(typed == value)"
+            verdict.text = missing.isEmpty && typed == value ? "ok" : "missing \(missing), typed \(typed == value)"
+            done.signal()
         }
         thread.stackSize = 512 * 1024
         thread.start()
-        while !thread.isFinished { usleep(1_000) }
-        say(result)
+        done.wait()
+        say(verdict.text)
         return 0
     case "late-config" where arguments.count == 3:
         #if os(Linux)
