@@ -174,7 +174,7 @@ final class ChangeFeed: @unchecked Sendable {
     /// Tells the transport the keys listened to now.
     private func listenExternally() {
         let external = withState { $0.external }
-        external?.listen { [weak self] in self?.withState { Set($0.subscribers.keys) } ?? [] }
+        external?.listen { withState { Set($0.subscribers.keys) } }
     }
 
     /// Removes `subscriber`; it receives nothing queued for it after this returns.

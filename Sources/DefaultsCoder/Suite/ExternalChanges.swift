@@ -24,12 +24,12 @@ protocol ExternalChangesToken: Sendable {
     /// Tells a transport that watches keys to watch the ones `keys` gives: the keys the
     /// suite's observers listen to, read when the transport takes its turn, so that of
     /// two threads changing them, the later call sees the later keys.
-    func listen(to keys: @escaping () -> Set<String>)
+    func listen(to keys: () -> Set<String>)
     func cancel()
 }
 
 extension ExternalChangesToken {
-    func listen(to keys: @escaping () -> Set<String>) {}
+    func listen(to keys: () -> Set<String>) {}
 }
 
 enum ExternalChanges {
@@ -85,7 +85,7 @@ private struct Watch: ExternalChangesToken {
     let notifications: (any ExternalChangesToken)?
     let observations: KeyValueObservations?
 
-    func listen(to keys: @escaping () -> Set<String>) {
+    func listen(to keys: () -> Set<String>) {
         observations?.listen(to: keys)
     }
 
@@ -131,7 +131,7 @@ final class KeyValueObservations: @unchecked Sendable {
         !key.contains(".") && !key.hasPrefix("@")
     }
 
-    func listen(to keys: @escaping () -> Set<String>) {
+    func listen(to keys: () -> Set<String>) {
         // Added and removed under the lock, from the keys read under it: a removal racing
         // the addition it undoes would remove an observer never added, and keys read
         // before another thread's change would undo it.

@@ -195,11 +195,7 @@ struct StoredFormTests {
     @Test("a value as deep as the file allows is kept with the rest of the suite; one level more is refused")
     func depthLimit() async throws {
         var checks = StoredChecks()
-        // Under AddressSanitizer (CI runs it with `ASAN_OPTIONS` set) every frame of a
-        // debug build is several times larger, and on an 8 MiB thread the stack guard
-        // refuses a read this deep before the container limit does, with its own error
-        // (`NestingGuardTests`): the deepest value read back is then 400 deep.
-        let readable = ProcessInfo.processInfo.environment["ASAN_OPTIONS"] == nil ? StoredForm.containerDepthLimit : 400
+        let readable = StoredForm.containerDepthLimit
         let deepest = JSONValue.nested(readable)
         try checks.add(deepest, readAs: JSONValue.self, expecting: deepest, "\(readable) containers")
         try checks.add("kept", readAs: String.self, expecting: "kept", "another key of the suite")

@@ -125,8 +125,13 @@ final class TestSuite: @unchecked Sendable {
 /// A binary built with the tests (`defaults-coder-probe`, `defaults-coder-demo`),
 /// found next to the test bundle.
 func builtExecutable(_ name: String) throws -> URL {
-    let products = productsDirectory(
-        bundles: Bundle.allBundles.map(\.bundleURL), executable: URL(fileURLWithPath: CommandLine.arguments[0]))
+    // Foundation on Linux leaks what `Bundle.allBundles` makes, and lists no test bundle.
+    #if os(macOS)
+    let bundles = Bundle.allBundles.map(\.bundleURL)
+    #else
+    let bundles: [URL] = []
+    #endif
+    let products = productsDirectory(bundles: bundles, executable: URL(fileURLWithPath: CommandLine.arguments[0]))
     let candidate = products.appendingPathComponent(name)
     guard FileManager.default.isExecutableFile(atPath: candidate.path) else {
         throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: candidate.path])
