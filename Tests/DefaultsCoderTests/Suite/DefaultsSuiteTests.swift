@@ -281,18 +281,12 @@ struct DefaultsSuiteTests {
     }
 
     @Test(
-        "one file, two objects: a change through one is what the other reads, in its observers too — two spellings of a name, and a suite named after the app's own domain beside .standard",
-        .enabled(if: Backend.isFile, "the file backend's"), arguments: ["spelling", "standard"])
-    func twoObjectsOneFile(pair: String) throws {
-        let (writer, reader): (UserDefaults, UserDefaults)
+        "one file, two objects: a change through one is what the other reads, in its observers too — two spellings of a name",
+        .enabled(if: Backend.isFile, "the file backend's"))
+    func twoObjectsOneFile() throws {
         let suite = TestSuite()
-        if pair == "spelling" {
-            writer = suite.defaults
-            reader = try #require(UserDefaults(suiteName: "\(SuiteFile.configDirectory.path)/./\(suite.name)"))
-        } else {
-            writer = try #require(UserDefaults(suiteName: SuiteName.application))
-            reader = .standard
-        }
+        let writer = suite.defaults
+        let reader = try #require(UserDefaults(suiteName: "\(SuiteFile.configDirectory.path)/./\(suite.name)"))
         let key = DefaultsKey<Int>(uniqueKey("shared"), default: 0)
         #expect(reader.object(forKey: key.name) == nil)  // read once: its cache is loaded
         let heard = Recorded<Int?>()
