@@ -341,40 +341,21 @@ final class ChangeFeed: @unchecked Sendable {
 }
 
 /// Foundation's `didChangeNotification`, heard once per process from the first
-/// subscription on. The object that changed names its suite, whose feed reads its keys
-/// again at once, on the announcing thread; what it changed may show in every suite (a
-/// registration, a launch argument: domains the process shares), so the other feeds read
-/// theirs again soon after, off that thread, once for a burst of announcements. An
-/// announcement costs the announcing thread one suite's keys, however many suites are
-/// observed. Without an object, every feed reads again at once.
+/// subscription on: every feed with subscribers reads its keys again. (What an object
+/// announces may show in every suite: a registration, a launch argument.)
 enum FoundationAnnouncements {
     private static let token = Locked<(any NSObjectProtocol)?>(nil)
-    private static let isPending = Locked(false)
 
     static func listen() {
         token.withLock { token in
             guard token == nil else { return }
-            token = NotificationCenter.default.addObserver(forName: UserDefaults.didChangeNotification, object: nil, queue: nil) { notification in
+            token = NotificationCenter.default.addObserver(forName: UserDefaults.didChangeNotification, object: nil, queue: nil) { _ in
                 // A change the package is writing on this thread (Apple's Foundation
                 // announces each of its `set(_:forKey:)` calls as it makes it) is
                 // published by the package once it is written whole.
                 if DefaultsSuite.isWriting { return }
-                guard let defaults = notification.object as? UserDefaults else { return ChangeFeed.recheckAll() }
-                DefaultsSuite.of(defaults).feed.recheck(through: defaults)
-                recheckOthersSoon()
+                ChangeFeed.recheckAll()
             }
-        }
-    }
-
-    private static func recheckOthersSoon() {
-        let first = isPending.withLock { pending in
-            defer { pending = true }
-            return !pending
-        }
-        guard first else { return }
-        DispatchQueue.global().async {
-            isPending.withLock { $0 = false }
-            ChangeFeed.recheckAll()
         }
     }
 }
