@@ -295,9 +295,12 @@ struct DefaultsObservationTests {
         let observation = suite.defaults.observe(key, initial: false) { old, new in events.withLock { $0.append([old, new]) } }
         await withTaskGroup(of: Void.self) { group in
             for writer in 0..<8 {
+                // Writers wait for each other: on threads of their own, off the pool.
                 group.addTask {
-                    let defaults = (writer.isMultiple(of: 2) ? first : second).value as! UserDefaults
-                    for round in 0..<20 { defaults[key] = writer * 100 + round }
+                    _ = try? await offPool {
+                        let defaults = (writer.isMultiple(of: 2) ? first : second).value as! UserDefaults
+                        for round in 0..<20 { defaults[key] = writer * 100 + round }
+                    }
                 }
             }
         }
@@ -319,8 +322,10 @@ struct DefaultsObservationTests {
         await withTaskGroup(of: Void.self) { group in
             for writer in 0..<4 {
                 group.addTask {
-                    for round in 0..<25 {
-                        try? suite.defaults.write(writer * 100 + round, to: key)
+                    _ = try? await offPool {
+                        for round in 0..<25 {
+                            try? suite.defaults.write(writer * 100 + round, to: key)
+                        }
                     }
                 }
             }
@@ -443,7 +448,7 @@ struct DefaultsObservationTests {
         }
         await withTaskGroup(of: Void.self) { group in
             for key in keys {
-                group.addTask { for value in 1...25 { try? suite.defaults.write(value, to: key) } }
+                group.addTask { _ = try? await offPool { for value in 1...25 { try? suite.defaults.write(value, to: key) } } }
             }
         }
         #expect(await eventually { heard.withLock { $0 } == 100 })
@@ -739,7 +744,7 @@ struct DefaultsObservationInitialAndKeysTests {
         await withTaskGroup(of: Void.self) { group in
             for key in keys {
                 group.addTask {
-                    for value in 1...20 { (defaults.value as! UserDefaults)[key] = value }
+                    _ = try? await offPool { for value in 1...20 { (defaults.value as! UserDefaults)[key] = value } }
                 }
             }
         }

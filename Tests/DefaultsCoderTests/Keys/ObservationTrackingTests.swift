@@ -172,8 +172,10 @@ struct ObservationTrackingTests {
             await withTaskGroup(of: Void.self) { group in
                 for writer in 0..<8 {
                     group.addTask {
-                        let defaults = defaults.value as! UserDefaults
-                        for step in 0..<10 { defaults[.launchCount] = round * 1_000 + writer * 10 + step + 1 }
+                        _ = try? await offPool {
+                            let defaults = defaults.value as! UserDefaults
+                            for step in 0..<10 { defaults[.launchCount] = round * 1_000 + writer * 10 + step + 1 }
+                        }
                     }
                 }
             }

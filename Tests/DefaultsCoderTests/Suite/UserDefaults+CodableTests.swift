@@ -220,32 +220,42 @@ struct UserDefaultsCodableTests {
             return count
         }
 
-        let finals = try await withThrowingTaskGroup(of: (Int, GeneratedValue).self) { group in
+        // Each worker on a thread of its own: writers wait for the suite's lock and for
+        // each other's observers, which on the cooperative pool would starve other tests'
+        // tasks (CONTRIBUTING.md, "Tests never starve").
+        let results = try await withThrowingTaskGroup(of: (Int, GeneratedValue, [String]).self) { group in
             for worker in 0..<8 {
                 group.addTask {
-                    let defaults = defaults.value as! UserDefaults
-                    var last = GeneratedValue.empty
-                    for round in 0..<40 {
-                        var generator = ValueGenerator(
-                            source: SeededEntropy(seed: UInt64(worker * 1_000 + round)), nestedNils: false, maxDepth: 3,
-                            deepest: StoredForm.containerDepthLimit)
-                        let value = generator.value()
-                        try defaults.encode(value, forKey: "worker.\(worker)")
-                        defaults[shared] = value
-                        let back = try defaults.decode(GeneratedValue.self, forKey: "worker.\(worker)")
-                        #expect(back == value, "worker \(worker), round \(round)")
-                        let tree = try KeyValueEncoder().encode(value)
-                        #expect(try KeyValueDecoder().decode(GeneratedValue.self, from: tree as Any) == value)
-                        _ = defaults[shared]
-                        last = value
+                    try await offPool { () throws -> (Int, GeneratedValue, [String]) in
+                        let defaults = defaults.value as! UserDefaults
+                        var last = GeneratedValue.empty
+                        var mismatches: [String] = []
+                        for round in 0..<40 {
+                            var generator = ValueGenerator(
+                                source: SeededEntropy(seed: UInt64(worker * 1_000 + round)), nestedNils: false, maxDepth: 3,
+                                deepest: StoredForm.containerDepthLimit)
+                            let value = generator.value()
+                            try defaults.encode(value, forKey: "worker.\(worker)")
+                            defaults[shared] = value
+                            let back = try defaults.decode(GeneratedValue.self, forKey: "worker.\(worker)")
+                            if back != value { mismatches.append("worker \(worker), round \(round): read back \(String(describing: back))") }
+                            let tree = try KeyValueEncoder().encode(value)
+                            if try KeyValueDecoder().decode(GeneratedValue.self, from: tree as Any) != value {
+                                mismatches.append("worker \(worker), round \(round): the plain tree")
+                            }
+                            _ = defaults[shared]
+                            last = value
+                        }
+                        return (worker, last, mismatches)
                     }
-                    return (worker, last)
                 }
             }
-            var finals: [Int: GeneratedValue] = [:]
-            for try await (worker, last) in group { finals[worker] = last }
-            return finals
+            var results: [(Int, GeneratedValue, [String])] = []
+            for try await result in group { results.append(result) }
+            return results
         }
+        #expect(results.flatMap(\.2) == [])
+        let finals = Dictionary(uniqueKeysWithValues: results.map { ($0.0, $0.1) })
 
         for (worker, last) in finals {
             #expect(try suite.defaults.decode(GeneratedValue.self, forKey: "worker.\(worker)") == last)
