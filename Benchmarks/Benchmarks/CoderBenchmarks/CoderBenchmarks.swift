@@ -69,42 +69,23 @@ let ratioMetric = BenchmarkMetric.custom("Ratio (thousandths)", polarity: .prefe
 /// iteration compares like with like. Which runs first alternates, so that neither
 /// always finds the caches as the other left them. The median of these is what
 /// `ratios.py` reports.
-func ratio(_ name: String, _ a: @escaping () throws -> Void, _ b: @escaping () throws -> Void) {
-    let configuration = Benchmark.Configuration(metrics: [ratioMetric], maxDuration: .seconds(2), maxIterations: 1_000)
-    Benchmark(name, configuration: configuration) { benchmark in
-        let clock = ContinuousClock()
-        var aFirst = true
-        for _ in benchmark.scaledIterations {
-            let timeA: Duration
-            let timeB: Duration
-            if aFirst {
-                timeA = try clock.measure { try a() }
-                timeB = try clock.measure { try b() }
-            } else {
-                timeB = try clock.measure { try b() }
-                timeA = try clock.measure { try a() }
-            }
-            aFirst.toggle()
-            benchmark.measurement(ratioMetric, Int((timeA / timeB * 1_000).rounded()))
-        }
-    }
-}
-
-/// A ratio as `ratio(_:_:_:)` takes it, for work that consumes its input: `setup` runs
-/// before each side, outside the measurement.
+///
+/// Work that consumes its input (removing every key of a suite) passes `setup`, which
+/// runs before each side, outside the measurement, with fewer, longer iterations.
 func ratio(
-    _ name: String, setup: @escaping () throws -> Void, _ a: @escaping () throws -> Void, _ b: @escaping () throws -> Void,
-    maxIterations: Int = 20
+    _ name: String, setup: (() throws -> Void)? = nil, _ a: @escaping () throws -> Void, _ b: @escaping () throws -> Void,
+    maxIterations: Int? = nil
 ) {
-    let configuration = Benchmark.Configuration(metrics: [ratioMetric], maxDuration: .seconds(30), maxIterations: maxIterations)
+    let configuration = Benchmark.Configuration(
+        metrics: [ratioMetric], maxDuration: .seconds(setup == nil ? 2 : 30), maxIterations: maxIterations ?? (setup == nil ? 1_000 : 20))
     Benchmark(name, configuration: configuration) { benchmark in
         let clock = ContinuousClock()
         var aFirst = true
+        func measure(_ body: () throws -> Void) throws -> Duration {
+            try setup?()
+            return try clock.measure(body)
+        }
         for _ in benchmark.scaledIterations {
-            func measure(_ body: () throws -> Void) throws -> Duration {
-                try setup()
-                return try clock.measure(body)
-            }
             var (timeA, timeB) = (Duration.zero, Duration.zero)
             if aFirst {
                 timeA = try measure(a)

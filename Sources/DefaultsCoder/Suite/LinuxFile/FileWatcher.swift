@@ -47,6 +47,12 @@ final class FileWatcher: @unchecked Sendable {
         let name: String
     }
 
+    /// A change inotify reported: in the directory of `watch`, of the file `name`.
+    private struct Event: Hashable {
+        let watch: Int32
+        let name: String
+    }
+
     private struct Directory {
         /// The inotify watch, or `nil` while the directory cannot be watched (polled).
         var watch: Int32?
@@ -91,19 +97,7 @@ final class FileWatcher: @unchecked Sendable {
         _ path: String, onFailure: @escaping @Sendable (DefaultsSuiteError) -> Void = { _ in }, _ onChange: @escaping @Sendable () -> Void
     ) -> any ExternalChangesToken {
         let id = UUID()
-        let callbackQueue = DispatchQueue(label: "DefaultsCoder.FileWatcher.watch")
-        let isPending = Locked(false)
-        let fire: @Sendable () -> Void = {
-            let first = isPending.withLock { pending in
-                defer { pending = true }
-                return !pending
-            }
-            guard first else { return }
-            callbackQueue.async {
-                isPending.withLock { $0 = false }
-                onChange()
-            }
-        }
+        let fire = Coalesced(on: DispatchQueue(label: "DefaultsCoder.FileWatcher.watch"), onChange).call
         let failures = state.withLock { state -> [(@Sendable (DefaultsSuiteError) -> Void, DefaultsSuiteError)] in
             startIfNeeded(&state)
             state.registrations[id] = Registration(path: path, fire: fire, onFailure: onFailure, places: [], stamp: Self.stamp(of: path))
@@ -203,7 +197,8 @@ final class FileWatcher: @unchecked Sendable {
     private func readEvents() {
         let descriptor = state.withLock { $0.descriptor }
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        var changed = Set<Place>()
+        // By the watch descriptor and the name the event carries.
+        var changed = Set<Event>()
         var lostDirectories = Set<Int32>()
         var overflowed = false
         while true {
@@ -223,7 +218,7 @@ final class FileWatcher: @unchecked Sendable {
                     lostDirectories.insert(watch)
                 } else if length > 0 {
                     let nameBytes = buffer[(offset + 16)..<min(count, offset + 16 + length)].prefix { $0 != 0 }
-                    changed.insert(Place(directory: "\(watch)", name: String(decoding: nameBytes, as: UTF8.self)))
+                    changed.insert(Event(watch: watch, name: String(decoding: nameBytes, as: UTF8.self)))
                 }
                 offset += 16 + length
             }
@@ -231,9 +226,9 @@ final class FileWatcher: @unchecked Sendable {
         let fires = state.withLock { state -> [@Sendable () -> Void] in
             var ids = Set<UUID>()
             if overflowed { ids = Set(state.registrations.keys) }
-            for place in changed {
-                guard let watch = Int32(place.directory), let directory = state.byWatch[watch] else { continue }
-                ids.formUnion(state.directories[directory]?.files[place.name] ?? [])
+            for event in changed {
+                guard let directory = state.byWatch[event.watch] else { continue }
+                ids.formUnion(state.directories[directory]?.files[event.name] ?? [])
             }
             for watch in lostDirectories {
                 guard let path = state.byWatch.removeValue(forKey: watch) else { continue }
