@@ -17,6 +17,10 @@ import Foundation
 
 #if canImport(notify)
 import notify
+#elseif canImport(Darwin)
+// libnotify is on every Apple platform (Darwin Notify: iOS 9.3, macOS 10.14, tvOS 9.2,
+// watchOS 2.2, visionOS 1): a build that cannot import it would hear no other process.
+#error("libnotify's module (notify) cannot be imported: other processes' changes would not be heard")
 #endif
 
 /// Hears of a suite's external changes until cancelled.
@@ -110,13 +114,14 @@ protocol KeyValueObservable: AnyObject {
 /// with `@`, are left out: key-value observing takes the dot for a path and `@` for a
 /// collection operator.
 final class KeyValueObservations: @unchecked Sendable {
-    // Unchecked: `defaults` and `onChange` are constants; `observed` and `isPending` are
-    // behind locks. Apple's key-value observing does not retain its observers: this
+    // Unchecked: `defaults`, `onChange` and `recheckSoon` are constants; `observed` is
+    // behind a lock. Apple's key-value observing does not retain its observers: this
     // object keeps the trampoline it registers, and the token keeps this object.
     private let defaults: any KeyValueObservable
     private let onChange: @Sendable () -> Void
+    /// The recheck a change heard during a package write schedules.
+    private let recheckSoon: Coalesced
     private let observed = Locked<(keys: Set<String>, isCancelled: Bool)>(([], false))
-    private let isPending = Locked(false)
     #if canImport(ObjectiveC)
     fileprivate private(set) lazy var trampoline = KeyValueTrampoline(self)
     #endif
@@ -124,6 +129,7 @@ final class KeyValueObservations: @unchecked Sendable {
     init(defaults: any KeyValueObservable, onChange: @escaping @Sendable () -> Void) {
         self.defaults = defaults
         self.onChange = onChange
+        recheckSoon = Coalesced(on: .global(), onChange)
     }
 
     /// Whether key-value observing can observe `key` as one key.
@@ -161,15 +167,7 @@ final class KeyValueObservations: @unchecked Sendable {
         // whole, or another process's that Apple's preferences hand over from inside
         // `set`. Rechecked once the write is done, never dropped; the feed publishes only
         // what differs from what it published.
-        let first = isPending.withLock { pending in
-            defer { pending = true }
-            return !pending
-        }
-        guard first else { return }
-        DispatchQueue.global().async { [isPending, onChange] in
-            isPending.withLock { $0 = false }
-            onChange()
-        }
+        recheckSoon.call()
     }
 }
 
