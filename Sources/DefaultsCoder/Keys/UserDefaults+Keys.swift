@@ -85,7 +85,7 @@ extension UserDefaults {
     public func resetAll() throws {
         let records = DefaultsSuite.recordKeys.withLock { $0 }
         try DefaultsSuite.change([self]) { values in
-            for key in values.keys() where !records.contains(key) { try values.set(nil, forKey: key) }
+            for key in values.keys() where !DefaultsSuite.isRecord(key, recorded: records) { try values.set(nil, forKey: key) }
         }
     }
 

@@ -45,7 +45,7 @@ public struct DefaultsFailure: Error, Sendable, CustomStringConvertible {
 
     /// `DefaultsCoder: cannot read "owner", returning its default: Expected … at SELF.name, found Int`.
     public var description: String {
-        if let override = error as? LaunchArgumentOverride { return "DefaultsCoder: \(override)" }
+        if let report = error as? any DescribedFailure { return "DefaultsCoder: \(report)" }
         let message = codingErrorContext(of: error)?.debugDescription ?? "\(error)"
         switch operation {
         case .read: return "DefaultsCoder: cannot read \"\(key)\", returning its default: \(message)"
@@ -83,3 +83,7 @@ public struct DefaultsFailure: Error, Sendable, CustomStringConvertible {
         handler(failure)
     }
 }
+
+/// An error whose description is the whole report (a launch argument that hides a write,
+/// a sync engine's failure): `DefaultsFailure.description` is "DefaultsCoder: " and it.
+protocol DescribedFailure: Error, CustomStringConvertible {}

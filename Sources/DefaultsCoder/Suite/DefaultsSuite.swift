@@ -45,6 +45,22 @@ final class DefaultsSuite: @unchecked Sendable {
     /// in this process recorded it.
     static let recordKeys = Locked<Set<String>>([versionRecordKey])
 
+    /// The key under which the sync engine keeps this device's record, and the prefix
+    /// (with a dot) of the records it keeps next to each synced key.
+    static let syncRecordKey = "DefaultsCoder.sync"
+
+    /// Whether `key` holds one of the package's records, which `resetAll()` keeps: a
+    /// reset removes values, and the sync engine needs its records to upload the removals.
+    static func isRecord(_ key: String, recorded: Set<String>) -> Bool {
+        recorded.contains(key) || isSyncRecord(key)
+    }
+
+    /// Whether `key` is one of the sync engine's records, which are written with the
+    /// values they describe but never announced.
+    static func isSyncRecord(_ key: String) -> Bool {
+        key == syncRecordKey || key.hasPrefix(syncRecordKey + ".")
+    }
+
     /// Whether the package's writes on this task or thread go unannounced
     /// (`UserDefaults.withoutAnnouncing`).
     @TaskLocal static var isSilenced = false
@@ -218,7 +234,7 @@ final class DefaultsSuite: @unchecked Sendable {
             domain.suite.reloadObjects(besides: domain.defaults)
             // The change returns once its observers ran.
             domain.suite.feed.deliver(published)
-            if !silent { for key in domain.order { domain.suite.postNotification(forKey: key) } }
+            if !silent { for key in domain.order where !isSyncRecord(key) { domain.suite.postNotification(forKey: key) } }
             ExternalChanges.announce(domain.suite.backend)
             reportLaunchArgumentOverrides(domain, arguments: arguments)
         }

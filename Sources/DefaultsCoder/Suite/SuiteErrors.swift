@@ -109,7 +109,7 @@ public struct DefaultsSuiteError: Error, Sendable, Equatable, CustomStringConver
 ///     if failure.error is LaunchArgumentOverride { print(failure) }
 /// }
 /// ```
-public struct LaunchArgumentOverride: Error, Sendable, Equatable, CustomStringConvertible {
+public struct LaunchArgumentOverride: Error, Sendable, Equatable, CustomStringConvertible, DescribedFailure {
     /// The key written.
     public let key: String
     /// The launch argument's value, as Foundation keeps it (a string).

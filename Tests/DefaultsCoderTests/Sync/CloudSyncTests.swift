@@ -1,0 +1,456 @@
+// The sync engine, on simulated devices, each asserting exact values on every device:
+// the rules of the "Syncing with iCloud" article, one test (or row) each.
+
+import Foundation
+import Testing
+
+@testable import DefaultsCoder
+
+@Suite("CloudSync")
+struct CloudSyncTests {
+
+    // MARK: - Defaults never overwrite values
+
+    /// A value as each key stores it, and a second one.
+    struct Edit: Sendable, CustomTestStringConvertible {
+        let key: DefaultsKeys
+        let write: @Sendable (UserDefaults) -> Void
+        let read: @Sendable (UserDefaults) -> String
+        var testDescription: String { key.name }
+    }
+
+    static let edits: [Edit] = [
+        Edit(key: .syncedVolume, write: { $0[.syncedVolume] = 9 }, read: { "\($0[.syncedVolume])" }),
+        Edit(
+            key: .syncedLayout, write: { $0[.syncedLayout] = SyncedLayout(columns: ["size", "date"], compact: true) },
+            read: { "\($0[.syncedLayout].columns) \($0[.syncedLayout].compact)" }),
+    ]
+
+    @Test("a new device with only defaults uploads nothing and ends with the other device's value", arguments: edits)
+    func newDeviceTakesTheValue(edit: Edit) async throws {
+        let cloud = SimulatedCloud(delivery: .manual)
+        let phone = try SyncedDevice(cloud, named: "phone")
+        edit.write(phone.defaults)
+        await settle(cloud, [phone])
+        let uploaded = phone.store.uploadCount
+        #expect(uploaded == 1)
+
+        let laptop = try SyncedDevice(cloud, named: "laptop")
+        await settle(cloud, [phone, laptop])
+        #expect(laptop.store.uploadCount == 0)
+        #expect(phone.store.uploadCount == uploaded)
+        #expect(edit.read(laptop.defaults) == edit.read(phone.defaults))
+        #expect(sameStoredValue(laptop.stored(edit.key), phone.stored(edit.key)))
+        // The keys the laptop shows as defaults stayed absent everywhere.
+        for key in laptop.keys where key != edit.key {
+            #expect(laptop.stored(key) == nil)
+            #expect(cloud.serverValues()[key.name] == nil)
+        }
+    }
+
+    @Test("a value stored before sync began ranks below the cloud's, and goes up when the cloud has none")
+    func adoptedValues() async throws {
+        let cloud = SimulatedCloud(delivery: .manual)
+        let phone = try SyncedDevice(cloud, named: "phone")
+        phone.defaults[.syncedVolume] = 2
+        await settle(cloud, [phone])
+
+        // The laptop had values before it synced: the cloud's volume wins over its own;
+        // its name, which the cloud lacks, goes up.
+        let laptop = try SyncedDevice(cloud, named: "laptop", start: false)
+        laptop.defaults[.syncedVolume] = 7
+        laptop.defaults[.syncedName] = "ada"
+        try laptop.sync.start()
+        await settle(cloud, [phone, laptop])
+        #expect(laptop.defaults[.syncedVolume] == 2)
+        #expect(phone.defaults[.syncedVolume] == 2)
+        #expect(phone.defaults[.syncedName] == "ada")
+        #expect(laptop.defaults[.syncedName] == "ada")
+    }
+
+    // MARK: - Last writer wins
+
+    @Test("edits of different keys at the same time both survive")
+    func differentKeys() async throws {
+        let cloud = SimulatedCloud(delivery: .manual)
+        let phone = try SyncedDevice(cloud, named: "phone")
+        let laptop = try SyncedDevice(cloud, named: "laptop")
+        phone.defaults[.syncedVolume] = 3
+        laptop.defaults[.syncedName] = "grace"
+        await settle(cloud, [phone, laptop])
+        for device in [phone, laptop] {
+            #expect(device.defaults[.syncedVolume] == 3)
+            #expect(device.defaults[.syncedName] == "grace")
+        }
+    }
+
+    /// Two devices edit one key; the expected winner.
+    struct Race: Sendable, CustomTestStringConvertible {
+        let label: String
+        /// The laptop's clock offset, in seconds.
+        let laptopClock: TimeInterval
+        /// Whether the laptop sees the phone's value before it edits.
+        let laptopSawPhone: Bool
+        let winner: String
+        var testDescription: String { label }
+    }
+
+    static let races: [Race] = [
+        Race(label: "the later edit wins", laptopClock: 60, laptopSawPhone: false, winner: "laptop"),
+        Race(label: "an hour-slow clock still wins after seeing the newer value", laptopClock: -3600, laptopSawPhone: true, winner: "laptop"),
+        Race(label: "an hour-slow clock that saw nothing loses", laptopClock: -3600, laptopSawPhone: false, winner: "phone"),
+    ]
+
+    @Test("the same key edited on two devices ends equal on both", arguments: races)
+    func sameKey(race: Race) async throws {
+        let cloud = SimulatedCloud(delivery: .manual)
+        let phone = try SyncedDevice(cloud, named: "phone")
+        let laptop = try SyncedDevice(cloud, named: "laptop")
+        laptop.store.clockOffset = race.laptopClock
+        phone.defaults[.syncedName] = "phone"
+        if race.laptopSawPhone {
+            await settle(cloud, [phone, laptop])
+            #expect(laptop.defaults[.syncedName] == "phone")
+        }
+        laptop.defaults[.syncedName] = "laptop"
+        await settle(cloud, [phone, laptop])
+        #expect(phone.defaults[.syncedName] == race.winner)
+        #expect(laptop.defaults[.syncedName] == race.winner)
+    }
+
+    @Test("edits stamped at the same instant resolve the same way on every device")
+    func ties() async throws {
+        let instant = Date(timeIntervalSince1970: 1_800_000_000)
+        let cloud = SimulatedCloud(delivery: .manual, now: { instant })
+        let devices = try ["a", "b", "c"].map { try SyncedDevice(cloud, named: $0) }
+        for device in devices { device.defaults[.syncedName] = device.store.name }
+        await settle(cloud, devices)
+        let names = devices.map { $0.defaults[.syncedName] }
+        #expect(Set(names).count == 1)
+        #expect(["a", "b", "c"].contains(names[0]))
+    }
+
+    // MARK: - Removals
+
+    @Test("a removal reaches the other device, and a reset uploads nothing but the removals")
+    func removals() async throws {
+        let cloud = SimulatedCloud(delivery: .manual)
+        let phone = try SyncedDevice(cloud, named: "phone")
+        let laptop = try SyncedDevice(cloud, named: "laptop")
+        phone.defaults[.syncedVolume] = 8
+        phone.defaults[.syncedName] = "ada"
+        phone.defaults.set("local", forKey: "notSynced")
+        await settle(cloud, [phone, laptop])
+        #expect(laptop.defaults[.syncedVolume] == 8)
+
+        try phone.defaults.reset(.syncedVolume)
+        await settle(cloud, [phone, laptop])
+        #expect(laptop.stored(.syncedVolume) == nil)
+        #expect(laptop.defaults[.syncedVolume] == 5)
+        #expect(cloud.serverValues()[DefaultsKeys.syncedVolume.name] != nil)
+        #expect(cloudValue(cloud, .syncedVolume) == nil)
+
+        let keysBefore = Set(cloud.serverValues().keys)
+        try phone.defaults.resetAll()
+        await settle(cloud, [phone, laptop])
+        #expect(Set(cloud.serverValues().keys) == keysBefore)
+        #expect(cloudValue(cloud, .syncedName) == nil)
+        #expect(laptop.stored(.syncedName) == nil)
+        #expect(phone.defaults.object(forKey: "notSynced") == nil)
+        #expect(cloud.serverValues()["notSynced"] == nil)
+    }
+
+    // MARK: - Applying remote values
+
+    @Test("observers hear a remote change once, and no echo follows")
+    func remoteChangeHeardOnce() async throws {
+        let cloud = SimulatedCloud(delivery: .manual)
+        let phone = try SyncedDevice(cloud, named: "phone")
+        let laptop = try SyncedDevice(cloud, named: "laptop")
+        let heard = Recorded<Int>()
+        let notified = Recorded<String>()
+        let observation = laptop.defaults.observe(.syncedVolume) { _, new in heard.append(new) }
+        let token = NotificationCenter.default.addObserver(
+            forName: UserDefaults.keyDidChangeNotification, object: laptop.defaults, queue: nil
+        ) { notified.append($0.userInfo?["key"] as? String ?? "") }
+        defer { NotificationCenter.default.removeObserver(token) }
+
+        phone.defaults[.syncedVolume] = 11
+        await settle(cloud, [phone, laptop])
+        #expect(heard.values == [5, 11])
+        // The value's own announcement, not its record's.
+        #expect(notified.values == ["sync.volume"])
+        #expect(phone.store.uploadCount == 1)
+        #expect(laptop.store.uploadCount == 0)
+        await settle(cloud, [phone, laptop])
+        #expect(heard.values == [5, 11])
+        #expect(phone.store.uploadCount + laptop.store.uploadCount == 1)
+        observation.cancel()
+    }
+
+    @Test("a value from a newer schema is kept, not re-uploaded as a default")
+    func newerSchema() async throws {
+        ReportedFailures.install()
+        let cloud = SimulatedCloud(delivery: .manual)
+        let phone = try SyncedDevice(cloud, named: "phone")
+        let laptop = try SyncedDevice(cloud, named: "laptop")
+        // The phone runs a newer version, whose layout is a dictionary of another shape.
+        let newer: [String: Any] = ["grid": ["rows": 3], "version": 2]
+        phone.defaults.set(newer, forKey: DefaultsKeys.syncedLayout.name)
+        await settle(cloud, [phone, laptop])
+        // The laptop cannot decode it: it shows the default, and keeps the value.
+        #expect(laptop.defaults[.syncedLayout].columns == ["name"])
+        laptop.defaults[.syncedVolume] = 4
+        laptop.sync.refresh()
+        await settle(cloud, [phone, laptop])
+        #expect(sameStoredValue(laptop.stored(.syncedLayout), newer))
+        #expect(sameStoredValue(cloudValue(cloud, .syncedLayout), newer))
+        #expect(sameStoredValue(phone.stored(.syncedLayout), newer))
+        #expect(laptop.store.uploadCount == 1)
+    }
+
+    // MARK: - The store's reasons
+
+    /// Whether the server held something when the discarded write was made.
+    @Test("writes discarded before the first download are made again", arguments: [false, true])
+    func initialSyncRetried(serverHasValues: Bool) async throws {
+        let cloud = SimulatedCloud(delivery: .manual)
+        let phone = try SyncedDevice(cloud, named: "phone")
+        if serverHasValues {
+            phone.defaults[.syncedName] = "older"
+            await settle(cloud, [phone])
+        }
+        let laptop = try SyncedDevice(cloud, named: "laptop", needsInitialSync: true, retryDelay: 0.05)
+        laptop.defaults[.syncedName] = "newer"
+        await laptop.sync.waitUntilIdle()
+        #expect(cloudValue(cloud, .syncedName) as? String == (serverHasValues ? "older" : nil))
+        cloud.deliver()
+        #expect(await eventually { cloudValue(cloud, .syncedName) as? String == "newer" || { cloud.deliver(); return false }() })
+        await settle(cloud, [phone, laptop])
+        #expect(laptop.defaults[.syncedName] == "newer")
+        #expect(phone.defaults[.syncedName] == "newer")
+    }
+
+    /// One way over iCloud's limits.
+    struct OverQuota: Sendable, CustomTestStringConvertible {
+        let label: String
+        let problem: @Sendable (String) -> String
+        /// Fills the device's suite and returns the keys to sync and the one held back.
+        let fill: @Sendable (UserDefaults, String) -> (keys: [DefaultsKeys], heldBack: String)
+        var testDescription: String { label }
+    }
+
+    static let overQuota: [OverQuota] = [
+        OverQuota(
+            label: "one value over 1 MB",
+            problem: { _ in "the value takes 1,048,758 bytes, over the 1,048,576 a value may take" },
+            fill: { defaults, prefix in
+                let key = DefaultsKey<Data>(prefix, default: Data())
+                defaults[key] = Data(repeating: 7, count: 1 << 20)
+                return ([key], key.name)
+            }),
+        OverQuota(
+            label: "1,025 keys",
+            problem: { _ in "the store already holds its 1,024 keys" },
+            fill: { defaults, prefix in
+                let keys = (0..<1025).map { DefaultsKey<Int>("\(prefix).\($0)", default: 0) }
+                try? DefaultsSuite.change([defaults]) { values in
+                    for (index, key) in keys.enumerated() { try values.set(index, forKey: key.name) }
+                }
+                return (keys, keys[1024].name)
+            }),
+        OverQuota(
+            label: "more than 1 MB in all",
+            problem: { _ in "the store would hold 1,200,552 bytes, over its 1,048,576" },
+            fill: { defaults, prefix in
+                let keys = (0..<3).map { DefaultsKey<Data>("\(prefix).\($0)", default: Data()) }
+                for key in keys { defaults[key] = Data(repeating: 1, count: 400_000) }
+                return (keys, keys[2].name)
+            }),
+    ]
+
+    @Test("going over the limits is reported once, and the local value is kept", arguments: overQuota)
+    func quota(over: OverQuota) async throws {
+        ReportedFailures.install()
+        let prefix = "q" + UUID().uuidString.prefix(8)
+        let cloud = SimulatedCloud(delivery: .manual)
+        let phone = try SyncedDevice(cloud, named: "phone", keys: [], start: false)
+        let (keys, heldBack) = over.fill(phone.defaults, String(prefix))
+        let before = phone.defaults.object(forKey: heldBack)
+        try phone.sync.add(keys)
+        try phone.sync.start()
+        await settle(cloud, [phone])
+        phone.sync.refresh()
+        await settle(cloud, [phone])
+        let reports = ReportedFailures.reports(for: heldBack)
+        #expect(reports.count == 1)
+        #expect(
+            reports.first?.description
+                == "DefaultsCoder: iCloud sync of \"\(heldBack)\" held back: \(over.problem(heldBack)); it stays on this device")
+        #expect(reports.first?.error as? CloudSyncError == (reports.first?.error as? CloudSyncError).map { CloudSyncError(key: heldBack, problem: $0.problem) })
+        #expect(sameStoredValue(phone.defaults.object(forKey: heldBack), before))
+        #expect(cloud.serverValues()[heldBack] == nil)
+        #expect(cloud.serverValues().count == keys.count - 1)
+    }
+
+    @Test("a quota violation the store reports holds the keys back, once each")
+    func quotaViolationFromTheStore() async throws {
+        ReportedFailures.install()
+        let cloud = SimulatedCloud(delivery: .manual, limits: CloudStoreLimits(keys: 1024, totalBytes: 300, valueBytes: 1 << 20, keyBytes: 64))
+        let phone = try SyncedDevice(cloud, named: "phone")
+        // The engine checks iCloud's limits; this server's are smaller, and refuses.
+        let name = "n" + UUID().uuidString
+        let key = DefaultsKey<String>(name, default: "")
+        try phone.sync.add(key)
+        phone.defaults[key] = String(repeating: "x", count: 400)
+        await settle(cloud, [phone])
+        phone.sync.refresh()
+        await settle(cloud, [phone])
+        #expect(ReportedFailures.reports(for: name).map(\.description) == [
+            "DefaultsCoder: iCloud sync of \"\(name)\" held back: iCloud reported the app's storage over its quota; it stays on this device"
+        ])
+        #expect(phone.defaults[key].count == 400)
+        // An edit that fits goes up.
+        phone.defaults[key] = "short"
+        await settle(cloud, [phone])
+        #expect((cloud.serverValues()[name] as? [String: Any])?["value"] as? String == "short")
+    }
+
+    @Test("after an account switch the new account's values win, and local-only values stay here")
+    func accountSwitch() async throws {
+        let cloud = SimulatedCloud(delivery: .manual)
+        let work = try SyncedDevice(cloud, named: "work", account: "work")
+        work.defaults[.syncedVolume] = 1
+        await settle(cloud, [work])
+
+        let phone = try SyncedDevice(cloud, named: "phone")
+        phone.defaults[.syncedVolume] = 9
+        phone.defaults[.syncedName] = "home"
+        await settle(cloud, [work, phone])
+        #expect(cloudValue(cloud, .syncedVolume) as? Int == 9)
+
+        phone.store.switchAccount(to: "work")
+        await settle(cloud, [work, phone])
+        #expect(phone.defaults[.syncedVolume] == 1)
+        #expect(phone.defaults[.syncedName] == "home")
+        #expect(cloud.serverValues(of: "work")[DefaultsKeys.syncedName.name] == nil)
+        #expect(work.defaults[.syncedName] == "")
+        // An edit made after the switch goes to the new account.
+        phone.defaults[.syncedName] = "work phone"
+        await settle(cloud, [work, phone])
+        #expect(work.defaults[.syncedName] == "work phone")
+        #expect(cloudValue(cloud, .syncedName, account: "account") as? String == "home")
+    }
+
+    /// A device that cannot sync, and the status it shows.
+    struct Unavailable: Sendable, CustomTestStringConvertible {
+        let label: String
+        let account: String?
+        let entitled: Bool
+        let status: CloudSync.Status
+        var testDescription: String { label }
+    }
+
+    @Test(
+        "with no account or no entitlement a status says so and local use is untouched",
+        arguments: [
+            Unavailable(label: "no account", account: nil, entitled: true, status: .noAccount),
+            Unavailable(label: "no entitlement", account: "account", entitled: false, status: .unavailable),
+        ])
+    func unavailable(case unavailable: Unavailable) async throws {
+        let cloud = SimulatedCloud(delivery: .manual)
+        let phone = try SyncedDevice(cloud, named: "phone", account: unavailable.account, start: false)
+        phone.store.hasEntitlement = unavailable.entitled
+        phone.defaults[.syncedVolume] = 3
+        try phone.sync.start()
+        await phone.sync.waitUntilIdle()
+        #expect(phone.sync.status == unavailable.status)
+        phone.defaults[.syncedName] = "offline"
+        await settle(cloud, [phone])
+        #expect(phone.defaults[.syncedVolume] == 3)
+        #expect(phone.defaults[.syncedName] == "offline")
+        #expect(phone.store.dictionaryRepresentation.isEmpty)
+        #expect(cloud.serverValues().isEmpty)
+        phone.sync.stop()
+        #expect(phone.sync.status == .stopped)
+    }
+
+    // MARK: - What the engine hears
+
+    @Test("a second process writes a synced key and it is uploaded")
+    func secondProcess() async throws {
+        let cloud = SimulatedCloud(delivery: .manual)
+        let key = DefaultsKey<String>(plainKey("remote"), default: "")
+        let phone = try SyncedDevice(cloud, named: "phone", keys: [key])
+        try await SecondProcess.write([key.name: "from the widget"], into: phone.suite)
+        #expect(await eventually { phone.store.object(forKey: key.name) != nil })
+        await settle(cloud, [phone])
+        #expect((cloud.serverValues()[key.name] as? [String: Any])?["value"] as? String == "from the widget")
+    }
+
+    @Test("keys that are not synced are never touched")
+    func unsyncedKeys() async throws {
+        let cloud = SimulatedCloud(delivery: .manual)
+        let phone = try SyncedDevice(cloud, named: "phone", keys: [.syncedVolume, .syncedName])
+        let laptop = try SyncedDevice(cloud, named: "laptop", keys: [.syncedVolume])
+        phone.defaults[.syncedName] = "phone only"
+        laptop.defaults[.syncedName] = "laptop only"
+        laptop.defaults.set(true, forKey: "laptop.flag")
+        await settle(cloud, [phone, laptop])
+        #expect(laptop.defaults[.syncedName] == "laptop only")
+        #expect(phone.defaults[.syncedName] == "phone only")
+        #expect(Set(cloud.serverValues().keys) == [DefaultsKeys.syncedName.name])
+        #expect(laptop.defaults.persistentDomain(forName: laptop.suite.name)?.keys.contains { $0.hasPrefix("DefaultsCoder.sync.sync.name") } == false)
+    }
+
+    @Test("pending uploads survive a restart")
+    func restart() async throws {
+        let cloud = SimulatedCloud(delivery: .manual)
+        let phone = try SyncedDevice(cloud, named: "phone")
+        // Edited while the app's engine was not running (killed, or not yet started).
+        phone.sync.stop()
+        phone.defaults[.syncedVolume] = 6
+        // Edited while the store could not sync, then the app relaunched with it back.
+        phone.store.hasEntitlement = false
+        try phone.restart()
+        phone.defaults[.syncedName] = "queued"
+        await settle(cloud, [phone])
+        #expect(cloud.serverValues().isEmpty)
+        phone.store.hasEntitlement = true
+        try phone.restart()
+        await settle(cloud, [phone])
+        #expect(cloudValue(cloud, .syncedVolume) as? Int == 6)
+        #expect(cloudValue(cloud, .syncedName) as? String == "queued")
+    }
+
+    // MARK: - The API
+
+    @Test("keys the cloud cannot hold, and a second engine on one suite, are refused with their reason")
+    func refusals() throws {
+        let cloud = SimulatedCloud(delivery: .manual)
+        let phone = try SyncedDevice(cloud, named: "phone")
+        let long = DefaultsKey<Int>(String(repeating: "k", count: 65), default: 0)
+        #expect(
+            thrown { try phone.sync.add(long) }
+                == "iCloud sync of \"\(long.name)\" refused: the name takes 65 bytes of UTF-8, over the 64 iCloud allows")
+        let record = DefaultsKey<Int>("DefaultsCoder.sync.x", default: 0)
+        #expect(thrown { try phone.sync.add(record) } == "iCloud sync of \"DefaultsCoder.sync.x\" refused: the key holds the package's own record")
+        let second = CloudSync(phone.defaults, store: phone.store)
+        #expect(thrown { try second.start() } == "iCloud sync not started: another CloudSync already syncs this suite in this process")
+        #expect(second.status == .stopped)
+        #expect(phone.sync.keys == ["sync.volume", "sync.layout", "sync.name"])
+        phone.sync.remove(.syncedLayout)
+        #expect(phone.sync.keys == ["sync.volume", "sync.name"])
+    }
+
+    @Test("the engine stops hearing the suite when stopped or released")
+    func stopping() async throws {
+        let cloud = SimulatedCloud(delivery: .manual)
+        let phone = try SyncedDevice(cloud, named: "phone")
+        phone.sync.stop()
+        phone.defaults[.syncedVolume] = 1
+        await settle(cloud, [phone])
+        #expect(cloud.serverValues().isEmpty)
+        #expect(!DefaultsSuite.of(phone.defaults).feed.isSubscribed(DefaultsKeys.syncedVolume.name))
+    }
+}

@@ -1,0 +1,82 @@
+// Simulated devices for the sync engine's tests: each a suite of its own (on the backend
+// the run chose), a device of one `SimulatedCloud`, and an engine between them.
+
+import Foundation
+
+@testable import DefaultsCoder
+
+/// A layout with no `Equatable` conformance: the engine must sync what it cannot compare.
+struct SyncedLayout: Codable, Sendable {
+    var columns: [String]
+    var compact: Bool
+}
+
+extension DefaultsKeys {
+    static let syncedVolume = DefaultsKey<Int>("sync.volume", default: 5)
+    static let syncedLayout = DefaultsKey<SyncedLayout>("sync.layout", default: SyncedLayout(columns: ["name"], compact: false))
+    static let syncedName = DefaultsKey<String>("sync.name", default: "")
+}
+
+/// One device: its suite, its copy of the cloud, and its engine.
+final class SyncedDevice: @unchecked Sendable {
+    // Unchecked: `sync` is replaced only by `restart()`, called by the test's one task.
+    let suite: TestSuite
+    let store: SimulatedCloud.Device
+    private(set) var sync: CloudSync
+    let keys: [DefaultsKeys]
+    let retryDelay: TimeInterval
+
+    var defaults: UserDefaults { suite.defaults }
+
+    init(
+        _ cloud: SimulatedCloud, named name: String, account: String? = "account", needsInitialSync: Bool = false,
+        keys: [DefaultsKeys] = [.syncedVolume, .syncedLayout, .syncedName], retryDelay: TimeInterval = 10,
+        start: Bool = true, label: String = #function
+    ) throws {
+        suite = TestSuite(label + name)
+        store = cloud.makeDevice(named: name, account: account, needsInitialSync: needsInitialSync)
+        self.keys = keys
+        self.retryDelay = retryDelay
+        sync = CloudSync(suite.defaults, store: store, retryDelay: retryDelay, clock: store.now)
+        try sync.add(keys)
+        if start { try sync.start() }
+    }
+
+    deinit {
+        // Before the suite goes: its removal is a change the engine would hear.
+        sync.stop()
+    }
+
+    /// Stops the engine and starts a new one, as a relaunched app does.
+    func restart() throws {
+        sync.stop()
+        sync = CloudSync(suite.defaults, store: store, retryDelay: retryDelay, clock: store.now)
+        try sync.add(keys)
+        try sync.start()
+    }
+
+    /// What the suite itself holds under `key`.
+    func stored(_ key: DefaultsKeys) -> Any? {
+        defaults.persistentDomain(forName: suite.name)?[key.name]
+    }
+}
+
+/// The cloud's entry for `key` as the engine wrote it: its value (absent for a removal).
+func cloudValue(_ cloud: SimulatedCloud, _ key: DefaultsKeys, account: String = "account") -> Any? {
+    (cloud.serverValues(of: account)[key.name] as? [String: Any])?["value"]
+}
+
+/// Lets the network run, then waits until every device's engine is idle, until nothing
+/// moves.
+func settle(_ cloud: SimulatedCloud, _ devices: [SyncedDevice]) async {
+    for _ in 0..<4 {
+        cloud.deliver()
+        for device in devices { await device.sync.waitUntilIdle() }
+    }
+}
+
+/// A seeded random source for the interleavings.
+struct SeededRandom: RandomNumberGenerator {
+    var entropy: SeededEntropy
+    mutating func next() -> UInt64 { entropy.next() }
+}
