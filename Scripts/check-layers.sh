@@ -2,13 +2,13 @@
 # The layers call only downwards, and the compiler says so: each layer's folder is
 # type-checked together with the layers below it and nothing above, as a module of its
 # own, so a reference to a higher layer does not compile. From the bottom:
-#   Coders/ → StoredForm/ → Suite/ → Keys/ → Migration/
+#   Coders/ → StoredForm/ → Suite/ → Keys/ → Migration/ → Sync/
 # And no line of the coders' code (comments aside) names UserDefaults.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v swiftc >/dev/null 2>&1; then export PATH="/opt/swift/usr/bin:$PATH"; fi
 
-layers=(Coders StoredForm Suite Keys Migration)
+layers=(Coders StoredForm Suite Keys Migration Sync)
 files=()
 for layer in "${layers[@]}"; do
     # A layer's folder with its subfolders (the suite's Linux file, its plist readers).

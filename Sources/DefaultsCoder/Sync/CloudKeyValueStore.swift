@@ -82,6 +82,20 @@ public struct CloudStoreChange: Sendable, Equatable, CustomStringConvertible {
         /// The user switched iCloud accounts: every value is now the new account's
         /// (`NSUbiquitousKeyValueStoreAccountChange`).
         case accountChange = 3
+
+        /// The reason Apple's constant `code` stands for (`NSUbiquitousKeyValueStoreServerChange`
+        /// and the others: 0 to 3); `nil` for another.
+        ///
+        /// - Parameter code: The constant's value, as the notification's `userInfo` holds it.
+        public init?(rawValue code: Int) {
+            switch code {
+            case 0: self = .serverChange
+            case 1: self = .initialSync
+            case 2: self = .quotaViolation
+            case 3: self = .accountChange
+            default: return nil
+            }
+        }
     }
 
     /// Why the store changed.

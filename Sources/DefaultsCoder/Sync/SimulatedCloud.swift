@@ -165,15 +165,18 @@ public final class SimulatedCloud: Sendable {
             let device = state.devices[index]
             guard device.isOnline, device.hasEntitlement, !device.needsInitialSync, let account = device.account else { return }
             var server = state.servers[account] ?? [:]
+            var total = server.reduce(0) { $0 + CloudStoreLimits.size(of: $1.key, $1.value) }
             var refused: [String] = []
             for key in device.outbox {
-                var proposed = server
-                proposed[key] = device.copy[key]
-                guard fits(proposed, key: key) else {
+                let old = server[key].map { CloudStoreLimits.size(of: key, $0) } ?? 0
+                let new = device.copy[key].map { CloudStoreLimits.size(of: key, $0) } ?? 0
+                let keys = server.count + (server[key] == nil && device.copy[key] != nil ? 1 : 0)
+                guard new <= limits.valueBytes, keys <= limits.keys, total - old + new <= limits.totalBytes else {
                     refused.append(key)
                     continue
                 }
-                server = proposed
+                server[key] = device.copy[key]
+                total += new - old
                 state.devices[index].uploads += 1
                 for other in state.devices.indices where other != index && state.devices[other].account == account {
                     state.devices[other].inbox.insert(key)
@@ -184,14 +187,6 @@ public final class SimulatedCloud: Sendable {
             if !refused.isEmpty { notify.append(CloudStoreChange(reason: .quotaViolation, keys: refused)) }
             state.devices[index].notifications += notify
         }
-    }
-
-    /// Whether the server may hold `values` after a write of `key`.
-    private func fits(_ values: [String: Any], key: String) -> Bool {
-        guard values.count <= limits.keys else { return false }
-        if let value = values[key], CloudStoreLimits.size(of: key, value) > limits.valueBytes { return false }
-        let total = values.reduce(0) { $0 + CloudStoreLimits.size(of: $1.key, $1.value) }
-        return total <= limits.totalBytes
     }
 
     private func pull(_ index: Int) {

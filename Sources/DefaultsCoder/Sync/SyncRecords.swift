@@ -46,13 +46,16 @@ struct CloudEntry {
         self.value = value
     }
 
-    /// The entry the cloud holds: one of the package's, or a value another library put
-    /// there unwrapped (Zephyr's form), taken as an edit older than every other.
+    /// The entry the cloud holds: one of the package's; Defaults' pair of a timestamp
+    /// and a value, stamped with that time; or a value another library put there as it
+    /// is (Zephyr's form), taken as an edit older than every other.
     init(cloud: Any) {
         if let fields = cloud as? [String: Any], fields[Field.format] != nil,
             let time = (fields[Field.time] as? NSNumber)?.int64Value, let device = fields[Field.device] as? String
         {
             self.init(stamp: SyncStamp(time: time, device: device), value: fields[Field.value])
+        } else if let pair = cloud as? [Any], pair.count == 2, let date = pair[0] as? Date {
+            self.init(stamp: SyncStamp(time: SyncClock.milliseconds(date), device: ""), value: pair[1])
         } else {
             self.init(stamp: SyncStamp(time: 0, device: ""), value: cloud)
         }
@@ -150,9 +153,13 @@ struct SyncClock {
     /// A stamp for an edit made now: later than every stamp seen, so that it wins over
     /// every value this device has seen whatever its clock says.
     mutating func stamp(now: Date) -> SyncStamp {
-        let milliseconds = Int64(exactly: (now.timeIntervalSince1970 * 1000).rounded(.down)) ?? 0
-        latest = max(milliseconds, latest + 1)
+        latest = max(Self.milliseconds(now), latest + 1)
         return SyncStamp(time: latest, device: device)
+    }
+
+    /// `date` in whole milliseconds since 1970; 0 for a date that has none.
+    static func milliseconds(_ date: Date) -> Int64 {
+        Int64(exactly: (date.timeIntervalSince1970 * 1000).rounded(.down)) ?? 0
     }
 
     mutating func saw(_ stamp: SyncStamp) {

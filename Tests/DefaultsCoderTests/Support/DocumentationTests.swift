@@ -404,6 +404,45 @@ struct DocumentationTests {
         defaults[.articleUsername] = "ada"
         #expect(defaults.string(forKey: "username") == "ada")
     }
+
+    @Test("Syncing with iCloud: testing with the simulator")
+    func syncingWithTheSimulator() async throws {
+        let phoneSuite = TestSuite()
+        let laptopSuite = TestSuite()
+        let (phoneDefaults, laptopDefaults) = (phoneSuite.defaults, laptopSuite.defaults)
+
+        let cloud = SimulatedCloud(delivery: .manual)
+        let phone = cloud.makeDevice(named: "phone")
+        let laptop = cloud.makeDevice(named: "laptop")
+        let phoneSync = CloudSync(phoneDefaults, store: phone, clock: phone.now)
+        let laptopSync = CloudSync(laptopDefaults, store: laptop, clock: laptop.now)
+        for sync in [phoneSync, laptopSync] {
+            try sync.add(.articleFavorites)
+            try sync.start()
+        }
+
+        phoneDefaults[.articleFavorites] = ["Lisbon"]
+        cloud.deliver()
+        #expect(laptopDefaults[.articleFavorites] == ["Lisbon"])
+        for sync in [phoneSync, laptopSync] { sync.stop() }
+    }
+
+    @Test("Syncing with iCloud: the overview, with the simulator where iCloud is not")
+    func syncingOverview() throws {
+        let suite = TestSuite()
+        #if canImport(Darwin)
+        if #available(watchOS 9, *) {
+            // Compiled as shown; not started, as the test runner has no entitlement.
+            _ = CloudSync(.standard, store: UbiquitousKeyValueStore())
+        }
+        #endif
+        let sync = CloudSync(suite.defaults, store: SimulatedCloud().makeDevice(named: "device"))
+        try sync.add(.theme, .articleFavorites)
+        try sync.start()
+        #expect(sync.status == .running)
+        #expect(sync.keys == ["app.appearance.theme", "favorites"])
+        sync.stop()
+    }
 }
 
 extension DefaultsKeys {
@@ -412,6 +451,7 @@ extension DefaultsKeys {
     fileprivate static let articleDefaultsFontSize = DefaultsKey<Double>("fontSize", default: 13)
     fileprivate static let articleUsername = DefaultsKey<String?>("username")
     fileprivate static let articleShowsPreview = DefaultsKey<Bool>("showsPreview", default: true)
+    fileprivate static let articleFavorites = DefaultsKey<[String]>("favorites", default: [])
 }
 
 /// The article's `SettingsModel`, on a suite of the test's own instead of `.standard`.

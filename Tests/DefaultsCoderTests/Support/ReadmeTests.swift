@@ -95,6 +95,28 @@ struct ReadmeTests {
         #expect(defaults[.readmeFontSize] == 14.0)
         #expect(defaults.string(forKey: "account.name") == "ada")
     }
+
+    @Test("iCloud sync")
+    func iCloudSync() async throws {
+        let suite = TestSuite()
+        let cloud = SimulatedCloud(delivery: .manual)
+        #if canImport(Darwin)
+        if #available(watchOS 9, *) {
+            // Compiled as shown; not started, as the test runner has no entitlement.
+            _ = CloudSync(.standard, store: UbiquitousKeyValueStore())
+        }
+        #endif
+        let sync = CloudSync(suite.defaults, store: cloud.makeDevice(named: "phone"))
+        try sync.add(.theme, .readmeFontSize)
+        try sync.start()
+        sync.refresh()
+        suite.defaults[.readmeFontSize] = 15
+        await sync.waitUntilIdle()
+        cloud.deliver()
+        #expect(((cloud.serverValues()["appearance.fontSize"] as? [String: Any])?["value"] as? Double) == 15)
+        #expect(cloud.serverValues()["app.appearance.theme"] == nil)
+        sync.stop()
+    }
 }
 
 extension DefaultsKeys {

@@ -224,8 +224,12 @@ struct CloudSyncTests {
         laptop.defaults[.syncedName] = "newer"
         await laptop.sync.waitUntilIdle()
         #expect(cloudValue(cloud, .syncedName) as? String == (serverHasValues ? "older" : nil))
-        cloud.deliver()
-        #expect(await eventually { cloudValue(cloud, .syncedName) as? String == "newer" || { cloud.deliver(); return false }() })
+        // The retry comes after the engine's delay, on a thread of its own.
+        let retried = await eventually {
+            cloud.deliver()
+            return cloudValue(cloud, .syncedName) as? String == "newer"
+        }
+        #expect(retried)
         await settle(cloud, [phone, laptop])
         #expect(laptop.defaults[.syncedName] == "newer")
         #expect(phone.defaults[.syncedName] == "newer")
@@ -306,9 +310,10 @@ struct CloudSyncTests {
         await settle(cloud, [phone])
         phone.sync.refresh()
         await settle(cloud, [phone])
-        #expect(ReportedFailures.reports(for: name).map(\.description) == [
-            "DefaultsCoder: iCloud sync of \"\(name)\" held back: iCloud reported the app's storage over its quota; it stays on this device"
-        ])
+        #expect(
+            ReportedFailures.reports(for: name).map(\.description) == [
+                "DefaultsCoder: iCloud sync of \"\(name)\" held back: iCloud reported the app's storage over its quota; it stays on this device"
+            ])
         #expect(phone.defaults[key].count == 400)
         // An edit that fits goes up.
         phone.defaults[key] = "short"

@@ -31,13 +31,13 @@ final class SyncedDevice: @unchecked Sendable {
     init(
         _ cloud: SimulatedCloud, named name: String, account: String? = "account", needsInitialSync: Bool = false,
         keys: [DefaultsKeys] = [.syncedVolume, .syncedLayout, .syncedName], retryDelay: TimeInterval = 10,
-        start: Bool = true, label: String = #function
+        start: Bool = true, suite: TestSuite? = nil, label: String = #function
     ) throws {
-        suite = TestSuite(label + name)
+        self.suite = suite ?? TestSuite(label + name)
         store = cloud.makeDevice(named: name, account: account, needsInitialSync: needsInitialSync)
         self.keys = keys
         self.retryDelay = retryDelay
-        sync = CloudSync(suite.defaults, store: store, retryDelay: retryDelay, clock: store.now)
+        sync = CloudSync(self.suite.defaults, store: store, retryDelay: retryDelay, clock: store.now)
         try sync.add(keys)
         if start { try sync.start() }
     }
@@ -53,6 +53,14 @@ final class SyncedDevice: @unchecked Sendable {
         sync = CloudSync(suite.defaults, store: store, retryDelay: retryDelay, clock: store.now)
         try sync.add(keys)
         try sync.start()
+    }
+
+    /// Removes everything the suite holds, the engine's records with it, so that the
+    /// suite can serve another device; the engine must be stopped.
+    static func empty(_ suite: TestSuite) throws {
+        try DefaultsSuite.change([suite.defaults]) { values in
+            for key in values.keys() { try values.set(nil, forKey: key) }
+        }
     }
 
     /// What the suite itself holds under `key`.

@@ -1,0 +1,128 @@
+// Random interleavings of edits, removals, deliveries, outages and restarts on three
+// simulated devices: once the network runs, every device holds the same value for every
+// key, and that value is one a user wrote (or nothing, after a removal). Seeded; a
+// failure prints its seed, and `DEFAULTSCODER_SEED=N swift test --filter
+// CloudSyncConvergenceTests` replays it.
+
+import Foundation
+import Testing
+
+@testable import DefaultsCoder
+
+@Suite("CloudSync convergence")
+struct CloudSyncConvergenceTests {
+
+    @Test("1,000 random interleavings on three devices converge on values a user wrote")
+    func interleavings() async throws {
+        let seeds = GeneratedRoundTripTests.seeds(1000, offset: 0x5EED)
+        print("CloudSync convergence: seeds \(seeds[0]) to \(seeds[seeds.count - 1])")
+        // Everything here runs on the calling thread (manual delivery, writes whose
+        // observers run before they return), so it runs on a thread of its own.
+        let failures = try await offPool { () -> [String] in
+            var failures: [String] = []
+            // Three suites serve every interleaving: Foundation on Linux goes through
+            // every suite the process opened on each synchronize, so thousands of suites
+            // would make each write slower than the last.
+            let suites = (0..<3).map { TestSuite("interleaving\($0)") }
+            for seed in seeds where failures.count < 3 {
+                do {
+                    for suite in suites { try SyncedDevice.empty(suite) }
+                    var interleaving = Interleaving(seed: seed, suites: suites)
+                    if let failure = try interleaving.run() { failures.append("seed \(seed): \(failure)") }
+                } catch {
+                    failures.append("seed \(seed): threw \(error)")
+                }
+            }
+            return failures
+        }
+        #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")
+    }
+}
+
+/// One interleaving: three devices, three keys, thirty random steps, then the network
+/// runs until nothing moves.
+private struct Interleaving {
+    let seed: UInt64
+    var random: SeededRandom
+
+    /// Every value written to each key, as stored; a removal is `nil`.
+    private var written: [String: [Any?]] = [:]
+
+    let suites: [TestSuite]
+
+    init(seed: UInt64, suites: [TestSuite]) {
+        self.seed = seed
+        self.suites = suites
+        random = SeededRandom(entropy: SeededEntropy(seed: seed))
+    }
+
+    private static let keys: [DefaultsKeys] = [.syncedVolume, .syncedName, .syncedLayout]
+
+    mutating func run() throws -> String? {
+        let instant = Date(timeIntervalSince1970: 1_800_000_000)
+        let time = Locked(instant)
+        let cloud = SimulatedCloud(delivery: .manual, now: { time.withLock { $0 } })
+        let devices = try (0..<3).map { index in
+            let device = try SyncedDevice(cloud, named: "d\(index)", suite: suites[index])
+            // Clocks up to an hour apart, some exactly equal.
+            device.store.clockOffset = TimeInterval(Int.random(in: -2...2, using: &random) * 1800)
+            return device
+        }
+        for step in 0..<30 {
+            time.withLock { $0 += TimeInterval(Int.random(in: 0...3, using: &random)) }
+            let device = devices[Int.random(in: 0..<3, using: &random)]
+            switch Int.random(in: 0..<10, using: &random) {
+            case 0, 1, 2: edit(device, step: step)
+            case 3:
+                let key = Self.keys[Int.random(in: 0..<3, using: &random)]
+                try device.defaults.reset(key)
+                written[key.name, default: []].append(nil)
+            case 4: cloud.push(from: device.store)
+            case 5: cloud.pull(to: device.store)
+            case 6: device.store.isOnline.toggle()
+            case 7: try device.restart()
+            case 8: device.sync.refresh()
+            default: cloud.deliver()
+            }
+        }
+        for device in devices { device.store.isOnline = true }
+        for _ in 0..<6 { cloud.deliver() }
+        defer { for device in devices { device.sync.stop() } }
+        return verdict(devices)
+    }
+
+    private mutating func edit(_ device: SyncedDevice, step: Int) {
+        let defaults = device.defaults
+        switch Int.random(in: 0..<3, using: &random) {
+        case 0:
+            defaults[.syncedVolume] = step
+            written[DefaultsKeys.syncedVolume.name, default: []].append(step)
+        case 1:
+            let name = "\(device.store.name)-\(step)"
+            defaults[.syncedName] = name
+            written[DefaultsKeys.syncedName.name, default: []].append(name)
+        default:
+            defaults[.syncedLayout] = SyncedLayout(columns: [device.store.name], compact: step % 2 == 0)
+            written[DefaultsKeys.syncedLayout.name, default: []].append(defaults.object(forKey: DefaultsKeys.syncedLayout.name))
+        }
+    }
+
+    /// What is wrong with where the devices ended, or `nil`.
+    private func verdict(_ devices: [SyncedDevice]) -> String? {
+        for key in Self.keys {
+            let held = devices.map { $0.stored(key) }
+            guard held.allSatisfy({ sameStoredValue($0, held[0]) }) else {
+                return "\(key.name) differs: \(held.map { $0.map { "\($0)" } ?? "nothing" })"
+            }
+            let writes = written[key.name] ?? []
+            guard let value = held[0] else {
+                if writes.isEmpty || writes.contains(where: { $0 == nil }) { continue }
+                return "\(key.name) holds nothing, though it was never removed"
+            }
+            guard writes.contains(where: { sameStoredValue($0, value) }) else {
+                return "\(key.name) holds \(value), which nobody wrote"
+            }
+        }
+        return nil
+    }
+}
