@@ -27,7 +27,7 @@ echo "== Building the library with coverage instrumentation"
 sources=()
 while IFS= read -r file; do sources+=("$file"); done < <(find Sources/DefaultsCoder -name '*.swift' | sort)
 swiftc "${flags[@]}" -parse-as-library -enable-testing \
-    -module-name DefaultsCoder -emit-module -emit-module-path "$out/module/DefaultsCoder.swiftmodule" \
+    -module-name DefaultsCoder -package-name DefaultsCoder -emit-module -emit-module-path "$out/module/DefaultsCoder.swiftmodule" \
     -emit-library -static -o "$out/libDefaultsCoder.a" \
     "${sources[@]}"
 

@@ -14,6 +14,6 @@ swiftc -emit-module -parse-as-library -module-name Combine -swift-version 6 \
 # Every source file of the library, its folders' subfolders included.
 files=()
 while IFS= read -r file; do files+=("$file"); done < <(find Sources/DefaultsCoder -name '*.swift' | sort)
-swiftc -typecheck -parse-as-library -module-name DefaultsCoder -swift-version 6 \
+swiftc -typecheck -parse-as-library -module-name DefaultsCoder -package-name DefaultsCoder -swift-version 6 \
     -enable-upcoming-feature ExistentialAny -I "$stub" "${files[@]}"
 echo "the Combine code type-checks against the stub"

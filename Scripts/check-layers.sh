@@ -13,7 +13,7 @@ files=()
 for layer in "${layers[@]}"; do
     # A layer's folder with its subfolders (the suite's Linux file, its plist readers).
     while IFS= read -r file; do files+=("$file"); done < <(find Sources/DefaultsCoder/"$layer" -name '*.swift' | sort)
-    swiftc -typecheck -parse-as-library -module-name "Through$layer" -swift-version 6 \
+    swiftc -typecheck -parse-as-library -module-name "Through$layer" -package-name DefaultsCoder -swift-version 6 \
         -enable-upcoming-feature ExistentialAny "${files[@]}"
     echo "$layer compiles with the layers below it alone"
 done

@@ -190,6 +190,25 @@ extension UserDefaults {
     }
 }
 
+// MARK: - The package's other products
+
+extension UserDefaults {
+    /// Calls `handler` with the name of each of `keys` whose stored value changes, as
+    /// `object(forKey:)` shows it, from the suite's change feed; values are not decoded.
+    /// For the package's other products (a configuration provider's watches).
+    ///
+    /// - Parameters:
+    ///   - keys: The names of the keys.
+    ///   - handler: Called one change at a time, as for `observe(_:initial:handler:)`.
+    /// - Returns: The observation; observing stops when it is cancelled or released.
+    package func observeStoredValues(of keys: [String], _ handler: @escaping @Sendable (String) -> Void) -> DefaultsObservation {
+        let feed = DefaultsSuite.of(self).feed
+        let observer = NameObserver(handler: handler)
+        feed.subscribe(observer, to: Array(Set(keys)), through: self, initial: false)
+        return DefaultsObservation(observer: observer, feed: feed)
+    }
+}
+
 // MARK: - Machinery
 
 /// An observer of the feed that can be told to stop reporting.
@@ -249,5 +268,27 @@ private final class KeyObserver<Value: Codable & Sendable>: StoppableObserver, @
         } catch {
             return (key.defaultValue, DefaultsFailure(key: key.name, operation: .read, error: error))
         }
+    }
+}
+
+/// An observer of keys by name: it reports which key changed, and decodes nothing.
+private final class NameObserver: StoppableObserver, Sendable {
+    private let handler: @Sendable (String) -> Void
+    private let isCancelled = Locked(false)
+
+    init(handler: @escaping @Sendable (String) -> Void) {
+        self.handler = handler
+    }
+
+    func cancel() {
+        isCancelled.withLock { $0 = true }
+    }
+
+    func begin(key _: String, stored _: Any?) {}
+    func start() {}
+
+    func receive(_ change: KeyChange) {
+        guard !isCancelled.withLock({ $0 }), !change.isSilent else { return }
+        handler(change.key)
     }
 }

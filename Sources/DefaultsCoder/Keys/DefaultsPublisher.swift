@@ -1,8 +1,13 @@
-// Combine publishers of keys, on the platforms that have Combine: each subscription is
-// an observation (`observe`), with a `DemandBuffer` between it and the subscriber.
+// Combine publishers of keys, on the platforms that have Combine, and on Linux through
+// OpenCombine with the `OpenCombine` package trait: each subscription is an observation
+// (`observe`), with a `DemandBuffer` between it and the subscriber.
 
+#if canImport(Combine) || OpenCombine
 #if canImport(Combine)
 import Combine
+#else
+import OpenCombine
+#endif
 import Foundation
 
 /// A Combine publisher of the changes of one key, or of several: the observation of

@@ -177,3 +177,49 @@ extension UserDefaults {
         }
     }
 }
+
+// MARK: - The package's other products
+
+extension UserDefaults {
+    /// What `object(forKey:)` shows for `key`, unless only the registration domain holds
+    /// it: registered defaults would hide what a layer below a configuration provider
+    /// holds. For the package's other products.
+    ///
+    /// - Parameter key: The key.
+    /// - Returns: The value, or `nil` when nothing but a registered default is there.
+    package func objectSkippingRegisteredDefaults(forKey key: String) -> Any? {
+        guard let value = object(forKey: key) else { return nil }
+        // Apple's Foundation shows the registration domain; Foundation on Linux keeps it
+        // out of `volatileDomain(forName:)`, so there the other domains are asked.
+        let registration = volatileDomain(forName: UserDefaults.registrationDomain)
+        if !registration.isEmpty && registration[key] == nil { return value }
+        if volatileDomain(forName: UserDefaults.argumentDomain)[key] != nil { return value }
+        if (try? DefaultsSuite.of(self).backend.storedValues(of: self))?[key] != nil { return value }
+        if persistentDomain(forName: UserDefaults.globalDomain)?[key] != nil { return value }
+        return nil
+    }
+
+    /// Decodes `object`, as `object(forKey:)` gave it, as typed keys do: exact numbers,
+    /// launch arguments' strings read by their grammar (`"42"`, `"YES"`), the stored
+    /// form's reserved strings. For the package's other products.
+    ///
+    /// - Parameters:
+    ///   - type: The type.
+    ///   - object: The value.
+    /// - Returns: The value.
+    /// - Throws: `DecodingError` when `object` is not a `T`.
+    package static func decodeStoredValue<T: Decodable>(_ type: T.Type, from object: Any) throws -> T {
+        try KeyValueDecoder().decodeFromUserDefaults(type, from: object)
+    }
+
+    /// Whether two values, as `object(forKey:)` gives them, are the same property list.
+    /// For the package's other products.
+    ///
+    /// - Parameters:
+    ///   - lhs: A value, or `nil`.
+    ///   - rhs: Another.
+    /// - Returns: Whether both are absent, or equal as property lists.
+    package static func isSameStoredValue(_ lhs: Any?, _ rhs: Any?) -> Bool {
+        sameStoredValue(lhs, rhs)
+    }
+}

@@ -1,0 +1,309 @@
+// The swift-configuration provider over a suite (the `SwiftConfiguration` trait):
+// swift-configuration's own conformance test over a suite and over managed app
+// configuration, each type's conversions and refusals, registered defaults, launch
+// arguments, key mappings, secrets, and watches that hear every kind of write once.
+
+#if SwiftConfiguration
+import Configuration
+import ConfigurationTesting
+import DefaultsCoderConfiguration
+import Foundation
+import Testing
+
+@testable import DefaultsCoder
+
+@Suite("UserDefaultsProvider")
+struct UserDefaultsProviderTests {
+
+    /// The values `ProviderCompatTest` expects, as native property-list values.
+    static func compatValues() -> [String: Any] {
+        let magic = Data([0x6d, 0x61, 0x67, 0x69, 0x63])
+        let magic2 = Data([0x6d, 0x61, 0x67, 0x69, 0x63, 0x32])
+        return [
+            "string": "Hello", "other.string": "Other Hello", "int": 42, "other.int": 24, "double": 3.14,
+            "other.double": 2.72, "bool": true, "other.bool": false, "bytes": magic, "other.bytes": magic2,
+            "stringy.array": ["Hello", "World"], "other.stringy.array": ["Hello", "Swift"], "inty.array": [42, 24],
+            "other.inty.array": [16, 32], "doubly.array": [3.14, 2.72], "other.doubly.array": [0.9, 1.8],
+            "booly.array": [true, false], "other.booly.array": [false, true, true], "byteChunky.array": [magic, magic2],
+            "other.byteChunky.array": [magic, magic2, magic],
+        ]
+    }
+
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+    @Test("swift-configuration's conformance test passes over a suite's own values")
+    func compatibilityOverASuite() async throws {
+        let suite = TestSuite()
+        for (key, value) in Self.compatValues() { suite.defaults.set(value, forKey: key) }
+        try await ProviderCompatTest(provider: UserDefaultsProvider(suite.defaults)).runTest()
+    }
+
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+    @Test("swift-configuration's conformance test passes over managed app configuration")
+    func compatibilityOverManagedConfiguration() async throws {
+        let suite = TestSuite()
+        suite.defaults.set(Self.compatValues(), forKey: UserDefaultsProvider.managedAppConfigurationKey)
+        let provider = UserDefaultsProvider.managedAppConfiguration(suite.defaults)
+        #expect(provider.providerName == "UserDefaultsProvider[com.apple.configuration.managed]")
+        try await ProviderCompatTest(provider: provider).runTest()
+    }
+
+    // MARK: - Types
+
+    /// A stored value, the type asked for, and what it reads as (or the mismatch).
+    struct Conversion: Sendable, CustomTestStringConvertible {
+        let stored: SendableAny
+        let type: ConfigType
+        let expected: Result<ConfigContent, UserDefaultsProvider.TypeMismatch>
+        var testDescription: String { "\(stored.value) as \(type)" }
+
+        init(_ stored: Any, _ type: ConfigType, _ content: ConfigContent) {
+            (self.stored, self.type, expected) = (SendableAny(stored), type, .success(content))
+        }
+
+        init(_ stored: Any, _ type: ConfigType, mismatch found: String) {
+            (self.stored, self.type) = (SendableAny(stored), type)
+            expected = .failure(UserDefaultsProvider.TypeMismatch(key: "k", type: type, found: found))
+        }
+    }
+
+    static let conversions: [Conversion] = [
+        Conversion("text", .string, .string("text")),
+        Conversion(5, .string, mismatch: "a number"),
+        Conversion(5, .int, .int(5)),
+        Conversion(5.0, .int, .int(5)),
+        Conversion(5.5, .int, mismatch: "a number"),
+        Conversion("42", .int, .int(42)),
+        Conversion("1e3", .int, .int(1000)),
+        Conversion("forty", .int, mismatch: "a string"),
+        Conversion(true, .int, mismatch: "a Boolean"),
+        Conversion(3, .double, .double(3)),
+        Conversion("2.5", .double, .double(2.5)),
+        Conversion(true, .bool, .bool(true)),
+        Conversion(1, .bool, .bool(true)),
+        Conversion(0, .bool, .bool(false)),
+        Conversion(2, .bool, mismatch: "a number"),
+        Conversion("YES", .bool, .bool(true)),
+        Conversion("no", .bool, .bool(false)),
+        Conversion("true", .bool, .bool(true)),
+        Conversion("0", .bool, .bool(false)),
+        Conversion("maybe", .bool, mismatch: "a string"),
+        Conversion(Data([1, 2]), .bytes, .bytes([1, 2])),
+        Conversion("AQI=", .bytes, mismatch: "a string"),
+        Conversion(Date(timeIntervalSince1970: 0), .string, mismatch: "a date"),
+        Conversion(Date(timeIntervalSince1970: 0), .double, mismatch: "a date"),
+        Conversion(["a": 1], .int, mismatch: "a dictionary"),
+        Conversion([1, 2], .int, mismatch: "an array"),
+        Conversion([1, "2", 3.0], .intArray, .intArray([1, 2, 3])),
+        Conversion([1, 2.5], .intArray, mismatch: "an array"),
+        Conversion(["a", "b"], .stringArray, .stringArray(["a", "b"])),
+        Conversion([true, 0, "yes"], .boolArray, .boolArray([true, false, true])),
+        Conversion([1.5, 2], .doubleArray, .doubleArray([1.5, 2])),
+        Conversion([Data([1]), Data([2, 3])], .byteChunkArray, .byteChunkArray([[1], [2, 3]])),
+        Conversion("a", .stringArray, mismatch: "a string"),
+    ]
+
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+    @Test("each type's conversions and refusals, as stored and as the snapshot reads them", arguments: conversions)
+    func conversion(_ conversion: Conversion) throws {
+        let suite = TestSuite()
+        suite.defaults.set(conversion.stored.value, forKey: "k")
+        let provider = UserDefaultsProvider(suite.defaults)
+        for read in [provider.value, provider.snapshot().value] {
+            switch conversion.expected {
+            case .success(let content):
+                #expect(try read(AbsoluteConfigKey(["k"]), conversion.type).value?.content == content)
+            case .failure(let mismatch):
+                #expect(throws: mismatch) { try read(AbsoluteConfigKey(["k"]), conversion.type) }
+            }
+        }
+    }
+
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+    @Test("a mismatch fails its own lookup only, and says what the suite holds")
+    func mismatchIsOneLookup() throws {
+        let suite = TestSuite()
+        suite.defaults.set(Date(timeIntervalSince1970: 0), forKey: "when")
+        suite.defaults.set(7, forKey: "count")
+        let config = ConfigReader(provider: UserDefaultsProvider(suite.defaults))
+        #expect(config.int(forKey: "count") == 7)
+        #expect(config.string(forKey: "when", default: "fallback") == "fallback")
+        #expect("\(UserDefaultsProvider.TypeMismatch(key: "when", type: .string, found: "a date"))" == "\"when\" holds a date, not string")
+    }
+
+    // MARK: - What is read
+
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+    @Test("registered defaults are left out unless asked for")
+    func registeredDefaults() async throws {
+        let suite = TestSuite()
+        let key = uniqueKey("registered")
+        let stored = uniqueKey("registeredAndStored")
+        try await ProcessWideState.exclusively { () throws in
+            let saved = suite.defaults.volatileDomain(forName: UserDefaults.registrationDomain)
+            defer { suite.defaults.setVolatileDomain(saved, forName: UserDefaults.registrationDomain) }
+            suite.defaults.register(defaults: [key: 5, stored: 1])
+            suite.defaults.set(2, forKey: stored)
+            let plain = UserDefaultsProvider(suite.defaults)
+            #expect(try plain.value(forKey: AbsoluteConfigKey([key]), type: .int).value == nil)
+            #expect(try plain.value(forKey: AbsoluteConfigKey([stored]), type: .int).value?.content == .int(2))
+            #expect(try plain.snapshot().value(forKey: AbsoluteConfigKey([key]), type: .int).value == nil)
+            let asked = UserDefaultsProvider(suite.defaults, includesRegisteredDefaults: true)
+            #expect(try asked.value(forKey: AbsoluteConfigKey([key]), type: .int).value?.content == .int(5))
+            #expect(try asked.snapshot().value(forKey: AbsoluteConfigKey([key]), type: .int).value?.content == .int(5))
+        }
+    }
+
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+    @Test("launch arguments are read, as strings read by the package's grammar")
+    func launchArguments() async throws {
+        let suite = TestSuite()
+        let timeout = uniqueKey("timeout")
+        let verbose = uniqueKey("verbose")
+        suite.defaults.set(10, forKey: timeout)
+        try await ProcessWideState.withLaunchArguments([timeout: "2.5e1", verbose: "YES"], on: suite.defaults) { () throws in
+            let provider = UserDefaultsProvider(suite.defaults)
+            #expect(try provider.value(forKey: AbsoluteConfigKey([timeout]), type: .int).value?.content == .int(25))
+            #expect(try provider.value(forKey: AbsoluteConfigKey([verbose]), type: .bool).value?.content == .bool(true))
+        }
+    }
+
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+    @Test("keys: the flat key first, then nested dictionaries; other separators; a custom mapping")
+    func keys() throws {
+        let suite = TestSuite()
+        suite.defaults.set(["timeout": 30, "retry": ["count": 3]], forKey: "http")
+        suite.defaults.set(["retry.count": 4], forKey: "db")
+        suite.defaults.set(9, forKey: "db.retry.count")
+        suite.defaults.set("x", forKey: "log_level")
+        let dotted = UserDefaultsProvider(suite.defaults)
+        #expect(try dotted.value(forKey: AbsoluteConfigKey(["http", "timeout"]), type: .int).value?.content == .int(30))
+        #expect(try dotted.value(forKey: AbsoluteConfigKey(["http", "retry", "count"]), type: .int).value?.content == .int(3))
+        #expect(try dotted.value(forKey: AbsoluteConfigKey(["db", "retry", "count"]), type: .int).value?.content == .int(9))
+        #expect(try dotted.value(forKey: AbsoluteConfigKey(["http", "absent"]), type: .int).value == nil)
+        let underscored = UserDefaultsProvider(suite.defaults, keys: .separated(by: "_"))
+        let level = try underscored.value(forKey: AbsoluteConfigKey(["log", "level"]), type: .string)
+        #expect(level == LookupResult(encodedKey: "log_level", value: "x"))
+        let custom = UserDefaultsProvider(suite.defaults, keys: .custom { "log_" + $0.components.joined() })
+        #expect(try custom.value(forKey: AbsoluteConfigKey(["level"]), type: .string).value?.content == .string("x"))
+    }
+
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+    @Test("values marked secret are redacted")
+    func secrets() throws {
+        let suite = TestSuite()
+        suite.defaults.set("s3cr3t", forKey: "api.token")
+        suite.defaults.set("eu", forKey: "api.region")
+        let provider = UserDefaultsProvider(suite.defaults, secretsSpecifier: .specific(["api.token"]))
+        let token = try provider.value(forKey: AbsoluteConfigKey(["api", "token"]), type: .string).value
+        #expect(token?.isSecret == true)
+        #expect(token?.description == "[string: <REDACTED>]")
+        #expect(try provider.value(forKey: AbsoluteConfigKey(["api", "region"]), type: .string).value?.isSecret == false)
+    }
+
+    // MARK: - Watching
+
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+    @Test("a watch hears a package write, a plain set and another process's write, once each, and nothing for another key")
+    func watchValue() async throws {
+        let suite = TestSuite()
+        let name = plainKey("level")
+        let key = DefaultsKey<Int>(name, default: 0)
+        suite.defaults.set(1, forKey: name)
+        let provider = UserDefaultsProvider(suite.defaults)
+        let seen = try await provider.watchValue(forKey: AbsoluteConfigKey([name]), type: .int) { updates in
+            var seen: [Int?] = []
+            for await update in updates {
+                seen.append(try update.get().value.flatMap { if case .int(let int) = $0.content { int } else { nil } })
+                switch seen.count {
+                case 1: suite.defaults[key] = 2
+                case 2:
+                    suite.defaults.set(true, forKey: name + "Other")
+                    suite.defaults.set(3, forKey: name)
+                case 3: try await SecondProcess.write([name: 4], into: suite)
+                default: return seen
+                }
+            }
+            return seen
+        }
+        #expect(seen == [1, 2, 3, 4])
+    }
+
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+    @Test("a value watch emits only changes that alter the result, and unsubscribes when it ends")
+    func watchValueDeduplicates() async throws {
+        let suite = TestSuite()
+        suite.defaults.set(["timeout": 30, "other": 1], forKey: "http")
+        let provider = UserDefaultsProvider(suite.defaults)
+        let seen = try await provider.watchValue(forKey: AbsoluteConfigKey(["http", "timeout"]), type: .int) { updates in
+            var seen: [ConfigContent?] = []
+            for await update in updates {
+                seen.append(try update.get().value?.content)
+                if seen.count == 1 {
+                    suite.defaults.set(["timeout": 30, "other": 2], forKey: "http")
+                    suite.defaults.set(["timeout": 31, "other": 2], forKey: "http")
+                } else {
+                    break
+                }
+            }
+            return seen
+        }
+        #expect(seen == [.int(30), .int(31)])
+        #expect(!DefaultsSuite.of(suite.defaults).feed.isSubscribed("http"))
+    }
+
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+    @Test("a snapshot watch starts with the current values and hears a change")
+    func watchSnapshot() async throws {
+        let suite = TestSuite()
+        let name = plainKey("mode")
+        suite.defaults.set("a", forKey: name)
+        let provider = UserDefaultsProvider(suite.defaults)
+        let modes = try await provider.watchSnapshot { updates in
+            var modes: [String?] = []
+            for await snapshot in updates {
+                let value = try snapshot.value(forKey: AbsoluteConfigKey([name]), type: .string).value
+                modes.append(value.flatMap { if case .string(let string) = $0.content { string } else { nil } })
+                if modes.count == 1 { suite.defaults.set("b", forKey: name) } else { break }
+            }
+            return modes
+        }
+        #expect(modes == ["a", "b"])
+        #expect(!DefaultsSuite.of(suite.defaults).feed.isSubscribed(name))
+    }
+
+    // MARK: - The article's examples
+
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+    @Test("Reading configuration: managed configuration above the suite above the environment")
+    func articleLayers() throws {
+        let suite = TestSuite()
+        let config = ConfigReader(providers: [
+            UserDefaultsProvider.managedAppConfiguration(suite.defaults),
+            UserDefaultsProvider(suite.defaults),
+            EnvironmentVariablesProvider(environmentVariables: ["HTTP_TIMEOUT": "10", "HTTP_RETRIES": "2"]),
+        ])
+        #expect(config.int(forKey: "http.timeout", default: 30) == 10)
+        suite.defaults.set(20, forKey: "http.timeout")
+        #expect(config.int(forKey: "http.timeout", default: 30) == 20)
+        suite.defaults.set(["http": ["timeout": 5]], forKey: UserDefaultsProvider.managedAppConfigurationKey)
+        #expect(config.int(forKey: "http.timeout", default: 30) == 5)
+        #expect(config.int(forKey: "http.retries", default: 0) == 2)
+    }
+
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+    @Test("Reading configuration: watching a level")
+    func articleWatch() async throws {
+        let suite = TestSuite()
+        let config = ConfigReader(provider: UserDefaultsProvider(suite.defaults))
+        let levels = try await config.watchInt(forKey: "log.level", default: 0) { updates in
+            var levels: [Int] = []
+            for await level in updates {
+                levels.append(level)
+                if levels.count == 1 { suite.defaults.set(3, forKey: "log.level") } else { break }
+            }
+            return levels
+        }
+        #expect(levels == [0, 3])
+    }
+}
+#endif
