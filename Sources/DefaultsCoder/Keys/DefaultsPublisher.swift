@@ -45,6 +45,7 @@ public struct DefaultsPublisher<Output>: Publisher, @unchecked Sendable {
     }
 }
 
+/// Combine publishers of typed keys.
 @available(macOS 10.15, iOS 13.0, tvOS 13.0, watchOS 6.0, *)
 extension UserDefaults {
 
