@@ -56,6 +56,28 @@ enum StoredForm {
     /// could hold 511, one fewer than `NestingGuard.maximumContainers`.)
     static let containerDepthLimit = 200
 
+    /// Whether `tree`, which came from outside the package's encoders (another device,
+    /// through the cloud), is a stored-form tree a suite can keep as it is: strings,
+    /// numbers, `Bool`s, dates, data, and arrays and dictionaries of them with keys the
+    /// suite accepts, nested no deeper than `containerDepthLimit`. Nothing is converted:
+    /// its reserved strings are the other device's, and stay as they are.
+    static func isStorable(_ tree: Any, depth: Int = 0) -> Bool {
+        switch TreeValue(tree) {
+        case .string?, .date?, .data?: return true
+        case .number(let number)?:
+            switch number {
+            case .bool, .signed, .unsigned, .double, .float: return true
+            case .decimal, .wide, .text: return false
+            }
+        case .dictionary(let dictionary)?:
+            return depth < containerDepthLimit
+                && dictionary.allSatisfy { StoredEncodingForm.shared.problem(withKey: $0.key) == nil && isStorable($0.value, depth: depth + 1) }
+        case .array(let array)?:
+            return depth < containerDepthLimit && array.allSatisfy { isStorable($0, depth: depth + 1) }
+        case nil: return false
+        }
+    }
+
     /// A string as it is stored.
     @inline(__always)
     static func escape(_ string: String) -> String {

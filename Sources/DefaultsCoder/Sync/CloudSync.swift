@@ -69,6 +69,8 @@ public final class CloudSync: @unchecked Sendable {
         case start
         case refresh
         case local([String])
+        /// Keys added while running: what they hold predates their sync.
+        case added([String])
         case remote(CloudStoreChange)
         case retry
     }
@@ -137,7 +139,7 @@ public final class CloudSync: @unchecked Sendable {
         }
         guard let subscriber, !added.isEmpty else { return }
         DefaultsSuite.of(defaults).feed.subscribe(subscriber, to: added, through: defaults, initial: false)
-        enqueue(.local(added))
+        enqueue(.added(added))
     }
 
     /// Stops syncing keys. Their values and their entries in the cloud stay as they are.
@@ -275,8 +277,11 @@ public final class CloudSync: @unchecked Sendable {
         case .start, .refresh:
             if updateStatus() == .running { reconcile(keys) }
         case .local(let changed):
-            guard status == .running else { return }
-            reconcile(keys.filter(changed.contains), heardEdits: true)
+            // Not running, edits are still recorded, so that they go up later as edits
+            // of their time rather than as values that predate sync.
+            reconcile(keys.filter(changed.contains), heardEdits: true, recordOnly: status != .running)
+        case .added(let added):
+            if status == .running { reconcile(keys.filter(added.contains)) }
         case .retry:
             state.withLock { state in
                 state.isRetryScheduled = false
@@ -331,12 +336,19 @@ public final class CloudSync: @unchecked Sendable {
     ///     predates sync.
     ///   - accountChanged: Whether the store now holds another account's values: they
     ///     win whatever their stamps, and what only this device holds stays here.
-    private func reconcile(_ keys: [String], heardEdits: Bool = false, accountChanged: Bool = false) {
+    ///   - recordOnly: Whether only edits are recorded, and the cloud left alone (the
+    ///     store cannot sync now).
+    ///
+    /// When the change fails (a value the cloud holds that the suite cannot keep), each
+    /// key is reconciled on its own, so that one key's failure, reported, stops no other.
+    private func reconcile(_ keys: [String], heardEdits: Bool = false, accountChanged: Bool = false, recordOnly: Bool = false) {
         guard !keys.isEmpty else { return }
         var uploads: [(key: String, entry: CloudEntry)] = []
         var heldBack: [CloudSyncError] = []
         do {
             try DefaultsSuite.change([defaults]) { values in
+                uploads = []
+                heldBack = []
                 let storedClock = values.value(forKey: SyncClock.key)
                 var syncClock = SyncClock(stored: storedClock)
                 let clockBefore = syncClock.latest
@@ -344,7 +356,11 @@ public final class CloudSync: @unchecked Sendable {
                 for key in keys {
                     let current = values.value(forKey: key)
                     let recorded = SyncRecord(stored: values.value(forKey: SyncRecord.key(for: key)))
-                    let remote = store.object(forKey: key).map(CloudEntry.init(cloud:))
+                    var remote = recordOnly ? nil : store.object(forKey: key).map(CloudEntry.init(cloud:))
+                    if let value = remote?.value, !StoredForm.isStorable(value) {
+                        heldBack.append(CloudSyncError(key: key, problem: .unstorableRemoteValue))
+                        remote = nil
+                    }
                     if let remote { syncClock.saw(remote.stamp) }
                     // What this device holds: its record, or an edit made since.
                     var record: SyncRecord?
@@ -356,7 +372,9 @@ public final class CloudSync: @unchecked Sendable {
                         record = SyncRecord(stamp: .adopted(by: syncClock.device), value: current, state: .pending)
                     }
                     var next = record
-                    if let remote, accountChanged || record.map({ $0.isAdoptedOnly || remote.stamp > $0.stamp }) ?? true {
+                    if recordOnly {
+                        // The edit, recorded; nothing else until the store can sync.
+                    } else if let remote, accountChanged || record.map({ $0.isAdoptedOnly || remote.stamp > $0.stamp }) ?? true {
                         if !sameStoredValue(current, remote.value) { try values.set(remote.value, forKey: key) }
                         next = SyncRecord(stamp: remote.stamp, value: remote.value, state: .synced)
                     } else if accountChanged {
@@ -384,12 +402,19 @@ public final class CloudSync: @unchecked Sendable {
                 if storedClock == nil || syncClock.latest != clockBefore { try values.set(syncClock.stored, forKey: SyncClock.key) }
             }
         } catch {
-            DefaultsFailure.report(DefaultsFailure(key: keys[0], operation: .write, error: CloudSyncError(key: nil, problem: .suite("\(error)"))))
+            guard keys.count == 1 else {
+                for key in keys { reconcile([key], heardEdits: heardEdits, accountChanged: accountChanged, recordOnly: recordOnly) }
+                return
+            }
+            DefaultsFailure.report(DefaultsFailure(key: keys[0], operation: .write, error: CloudSyncError(key: keys[0], problem: .suite("\(error)"))))
             return
         }
         for (key, entry) in uploads { store.set(entry.cloudValue, forKey: key) }
         state.withLock { $0.uploadedSinceChange += uploads.map(\.key) }
-        for error in heldBack { DefaultsFailure.report(DefaultsFailure(key: error.key!, operation: .write, error: error)) }
+        for error in heldBack {
+            let operation: DefaultsFailure.Operation = error.problem == .unstorableRemoteValue ? .read : .write
+            DefaultsFailure.report(DefaultsFailure(key: error.key ?? keys[0], operation: operation, error: error))
+        }
     }
 
     /// Marks `keys`, which the store refused, as over quota and reports each once.

@@ -26,6 +26,10 @@ public struct CloudSyncError: Error, Sendable, Equatable, CustomStringConvertibl
         case reservedKey
         /// Another `CloudSync` already syncs this suite in this process.
         case suiteAlreadySynced
+        /// The cloud holds, for the key, a value the suite cannot keep (not a property
+        /// list, or nested too deep): it is not applied, and a value of this device
+        /// replaces it.
+        case unstorableRemoteValue
         /// The suite could not be read or written (the underlying error's description).
         case suite(String)
     }
@@ -64,6 +68,8 @@ public struct CloudSyncError: Error, Sendable, Equatable, CustomStringConvertibl
             return "\(subject) refused: the key holds the package's own record"
         case .suiteAlreadySynced:
             return "\(subject) not started: another CloudSync already syncs this suite in this process"
+        case .unstorableRemoteValue:
+            return "\(subject) skipped the value from iCloud: the suite cannot keep it (not a property list, or nested too deep)"
         case .suite(let reason):
             return "\(subject) stopped for now: \(reason)"
         }

@@ -20,6 +20,7 @@ struct CloudSyncErrorTests {
             (.quotaViolation, "iCloud sync of \"k\" held back: iCloud reported the app's storage over its quota; it stays on this device"),
             (.keyTooLong(bytes: 70, limit: 64), "iCloud sync of \"k\" refused: the name takes 70 bytes of UTF-8, over the 64 iCloud allows"),
             (.reservedKey, "iCloud sync of \"k\" refused: the key holds the package's own record"),
+            (.unstorableRemoteValue, "iCloud sync of \"k\" skipped the value from iCloud: the suite cannot keep it (not a property list, or nested too deep)"),
             (.suite("the file is gone"), "iCloud sync of \"k\" stopped for now: the file is gone"),
         ])
     func messages(problem: CloudSyncError.Problem, message: String) {

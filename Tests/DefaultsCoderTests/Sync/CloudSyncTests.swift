@@ -68,6 +68,71 @@ struct CloudSyncTests {
         #expect(laptop.defaults[.syncedName] == "ada")
     }
 
+    @Test("keys added to a running engine adopt what they hold: the cloud's value wins over it")
+    func keysAddedWhileRunning() async throws {
+        let cloud = SimulatedCloud(delivery: .manual)
+        let phone = try SyncedDevice(cloud, named: "phone")
+        phone.defaults[.syncedName] = "phone"
+        await settle(cloud, [phone])
+        let laptop = try SyncedDevice(cloud, named: "laptop", keys: [.syncedVolume])
+        laptop.defaults[.syncedName] = "laptop, before it synced the name"
+        await settle(cloud, [phone, laptop])
+        try laptop.sync.add(.syncedName)
+        await settle(cloud, [phone, laptop])
+        #expect(laptop.defaults[.syncedName] == "phone")
+        #expect(phone.defaults[.syncedName] == "phone")
+        #expect(laptop.store.uploadCount == 0)
+    }
+
+    @Test("an edit made while the store cannot sync goes up as an edit of its time, and wins over an older value")
+    func editWhileUnavailable() async throws {
+        let cloud = SimulatedCloud(delivery: .manual)
+        let phone = try SyncedDevice(cloud, named: "phone")
+        let laptop = try SyncedDevice(cloud, named: "laptop", start: false)
+        laptop.store.hasEntitlement = false
+        try laptop.sync.start()
+        phone.defaults[.syncedName] = "older"
+        await settle(cloud, [phone, laptop])
+        laptop.store.clockOffset = 60
+        laptop.defaults[.syncedName] = "newer"
+        await settle(cloud, [phone, laptop])
+        #expect(laptop.sync.status == .unavailable)
+        #expect(cloudValue(cloud, .syncedName) as? String == "older")
+        laptop.store.hasEntitlement = true
+        laptop.sync.refresh()
+        await settle(cloud, [phone, laptop])
+        #expect(laptop.sync.status == .running)
+        #expect(phone.defaults[.syncedName] == "newer")
+        #expect(laptop.defaults[.syncedName] == "newer")
+    }
+
+    @Test("a value from the cloud the suite cannot keep is skipped and reported; the other keys sync, and this device's value replaces it")
+    func unstorableRemoteValue() async throws {
+        ReportedFailures.install()
+        let cloud = SimulatedCloud(delivery: .manual)
+        let name = DefaultsKey<String>(plainKey("bad"), default: "")
+        let other = DefaultsKey<Int>(plainKey("good"), default: 0)
+        let writer = cloud.makeDevice(named: "another library")
+        var deep: Any = "leaf"
+        for _ in 0..<260 { deep = [deep] }
+        writer.set(["DefaultsCoder.sync": 1, "time": 9_000_000_000_000, "device": "X", "value": deep], forKey: name.name)
+        writer.set(["DefaultsCoder.sync": 1, "time": 9_000_000_000_000, "device": "X", "value": 7], forKey: other.name)
+        cloud.deliver()
+        let laptop = try SyncedDevice(cloud, named: "laptop", keys: [name, other], start: false)
+        laptop.defaults[name] = "mine"
+        try laptop.sync.start()
+        await settle(cloud, [laptop])
+        #expect(laptop.defaults[other] == 7)
+        #expect(laptop.defaults[name] == "mine")
+        #expect((cloud.serverValues()[name.name] as? [String: Any])?["value"] as? String == "mine")
+        let reports = ReportedFailures.reports(for: name.name)
+        #expect(reports.first?.operation == .read)
+        #expect(
+            reports.first?.description
+                == "DefaultsCoder: iCloud sync of \"\(name.name)\" skipped the value from iCloud: the suite cannot keep it (not a property list, or nested too deep)"
+        )
+    }
+
     // MARK: - Last writer wins
 
     @Test("edits of different keys at the same time both survive")
