@@ -12,6 +12,8 @@ import Testing
 
 @testable import DefaultsCoder
 
+// swift-configuration's availability (its types appear in the fixtures too).
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
 @Suite("UserDefaultsProvider")
 struct UserDefaultsProviderTests {
 
@@ -29,7 +31,6 @@ struct UserDefaultsProviderTests {
         ]
     }
 
-    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
     @Test("swift-configuration's conformance test passes over a suite's own values")
     func compatibilityOverASuite() async throws {
         let suite = TestSuite()
@@ -37,7 +38,6 @@ struct UserDefaultsProviderTests {
         try await ProviderCompatTest(provider: UserDefaultsProvider(suite.defaults)).runTest()
     }
 
-    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
     @Test("swift-configuration's conformance test passes over managed app configuration")
     func compatibilityOverManagedConfiguration() async throws {
         let suite = TestSuite()
@@ -102,7 +102,6 @@ struct UserDefaultsProviderTests {
         Conversion("a", .stringArray, mismatch: "a string"),
     ]
 
-    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
     @Test("each type's conversions and refusals, as stored and as the snapshot reads them", arguments: conversions)
     func conversion(_ conversion: Conversion) throws {
         let suite = TestSuite()
@@ -118,7 +117,6 @@ struct UserDefaultsProviderTests {
         }
     }
 
-    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
     @Test("a mismatch fails its own lookup only, and says what the suite holds")
     func mismatchIsOneLookup() throws {
         let suite = TestSuite()
@@ -132,7 +130,6 @@ struct UserDefaultsProviderTests {
 
     // MARK: - What is read
 
-    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
     @Test("registered defaults are left out unless asked for")
     func registeredDefaults() async throws {
         let suite = TestSuite()
@@ -153,7 +150,6 @@ struct UserDefaultsProviderTests {
         }
     }
 
-    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
     @Test("launch arguments are read, as strings read by the package's grammar")
     func launchArguments() async throws {
         let suite = TestSuite()
@@ -167,7 +163,6 @@ struct UserDefaultsProviderTests {
         }
     }
 
-    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
     @Test("keys: the flat key first, then nested dictionaries; other separators; a custom mapping")
     func keys() throws {
         let suite = TestSuite()
@@ -187,7 +182,6 @@ struct UserDefaultsProviderTests {
         #expect(try custom.value(forKey: AbsoluteConfigKey(["level"]), type: .string).value?.content == .string("x"))
     }
 
-    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
     @Test("values marked secret are redacted")
     func secrets() throws {
         let suite = TestSuite()
@@ -202,7 +196,6 @@ struct UserDefaultsProviderTests {
 
     // MARK: - Watching
 
-    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
     @Test("a watch hears a package write, a plain set and another process's write, once each, and nothing for another key")
     func watchValue() async throws {
         let suite = TestSuite()
@@ -228,7 +221,6 @@ struct UserDefaultsProviderTests {
         #expect(seen == [1, 2, 3, 4])
     }
 
-    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
     @Test("a value watch emits only changes that alter the result, and unsubscribes when it ends")
     func watchValueDeduplicates() async throws {
         let suite = TestSuite()
@@ -251,7 +243,6 @@ struct UserDefaultsProviderTests {
         #expect(!DefaultsSuite.of(suite.defaults).feed.isSubscribed("http"))
     }
 
-    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
     @Test("a snapshot watch starts with the current values and hears a change")
     func watchSnapshot() async throws {
         let suite = TestSuite()
@@ -273,7 +264,6 @@ struct UserDefaultsProviderTests {
 
     // MARK: - The article's examples
 
-    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
     @Test("Reading configuration: managed configuration above the suite above the environment")
     func articleLayers() throws {
         let suite = TestSuite()
@@ -290,7 +280,6 @@ struct UserDefaultsProviderTests {
         #expect(config.int(forKey: "http.retries", default: 0) == 2)
     }
 
-    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
     @Test("Reading configuration: watching a level")
     func articleWatch() async throws {
         let suite = TestSuite()
