@@ -12,8 +12,6 @@ import Testing
 
 @testable import DefaultsCoder
 
-// swift-configuration's availability (its types appear in the fixtures too).
-@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
 @Suite("UserDefaultsProvider")
 struct UserDefaultsProviderTests {
 
@@ -31,6 +29,7 @@ struct UserDefaultsProviderTests {
         ]
     }
 
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
     @Test("swift-configuration's conformance test passes over a suite's own values")
     func compatibilityOverASuite() async throws {
         let suite = TestSuite()
@@ -38,6 +37,7 @@ struct UserDefaultsProviderTests {
         try await ProviderCompatTest(provider: UserDefaultsProvider(suite.defaults)).runTest()
     }
 
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
     @Test("swift-configuration's conformance test passes over managed app configuration")
     func compatibilityOverManagedConfiguration() async throws {
         let suite = TestSuite()
@@ -49,74 +49,80 @@ struct UserDefaultsProviderTests {
 
     // MARK: - Types
 
-    /// A stored value, the type asked for, and what it reads as (or the mismatch).
+    /// A stored value, the type asked for (a `ConfigType`'s raw value), and what it reads
+    /// as (a `ConfigContent` as Swift prints it) or what the mismatch says the suite
+    /// holds. Plain values, as swift-configuration's types need macOS 15 and the tests
+    /// build for macOS 13.
     struct Conversion: Sendable, CustomTestStringConvertible {
         let stored: SendableAny
-        let type: ConfigType
-        let expected: Result<ConfigContent, UserDefaultsProvider.TypeMismatch>
+        let type: String
+        let content: String?
+        let found: String?
         var testDescription: String { "\(stored.value) as \(type)" }
 
-        init(_ stored: Any, _ type: ConfigType, _ content: ConfigContent) {
-            (self.stored, self.type, expected) = (SendableAny(stored), type, .success(content))
+        init(_ stored: Any, _ type: String, _ content: String) {
+            (self.stored, self.type, self.content, found) = (SendableAny(stored), type, content, nil)
         }
 
-        init(_ stored: Any, _ type: ConfigType, mismatch found: String) {
-            (self.stored, self.type) = (SendableAny(stored), type)
-            expected = .failure(UserDefaultsProvider.TypeMismatch(key: "k", type: type, found: found))
+        init(_ stored: Any, _ type: String, mismatch found: String) {
+            (self.stored, self.type, content, self.found) = (SendableAny(stored), type, nil, found)
         }
     }
 
     static let conversions: [Conversion] = [
-        Conversion("text", .string, .string("text")),
-        Conversion(5, .string, mismatch: "a number"),
-        Conversion(5, .int, .int(5)),
-        Conversion(5.0, .int, .int(5)),
-        Conversion(5.5, .int, mismatch: "a number"),
-        Conversion("42", .int, .int(42)),
-        Conversion("1e3", .int, .int(1000)),
-        Conversion("forty", .int, mismatch: "a string"),
-        Conversion(true, .int, mismatch: "a Boolean"),
-        Conversion(3, .double, .double(3)),
-        Conversion("2.5", .double, .double(2.5)),
-        Conversion(true, .bool, .bool(true)),
-        Conversion(1, .bool, .bool(true)),
-        Conversion(0, .bool, .bool(false)),
-        Conversion(2, .bool, mismatch: "a number"),
-        Conversion("YES", .bool, .bool(true)),
-        Conversion("no", .bool, .bool(false)),
-        Conversion("true", .bool, .bool(true)),
-        Conversion("0", .bool, .bool(false)),
-        Conversion("maybe", .bool, mismatch: "a string"),
-        Conversion(Data([1, 2]), .bytes, .bytes([1, 2])),
-        Conversion("AQI=", .bytes, mismatch: "a string"),
-        Conversion(Date(timeIntervalSince1970: 0), .string, mismatch: "a date"),
-        Conversion(Date(timeIntervalSince1970: 0), .double, mismatch: "a date"),
-        Conversion(["a": 1], .int, mismatch: "a dictionary"),
-        Conversion([1, 2], .int, mismatch: "an array"),
-        Conversion([1, "2", 3.0], .intArray, .intArray([1, 2, 3])),
-        Conversion([1, 2.5], .intArray, mismatch: "an array"),
-        Conversion(["a", "b"], .stringArray, .stringArray(["a", "b"])),
-        Conversion([true, 0, "yes"], .boolArray, .boolArray([true, false, true])),
-        Conversion([1.5, 2], .doubleArray, .doubleArray([1.5, 2])),
-        Conversion([Data([1]), Data([2, 3])], .byteChunkArray, .byteChunkArray([[1], [2, 3]])),
-        Conversion("a", .stringArray, mismatch: "a string"),
+        Conversion("text", "string", #"string("text")"#),
+        Conversion(5, "string", mismatch: "a number"),
+        Conversion(5, "int", "int(5)"),
+        Conversion(5.0, "int", "int(5)"),
+        Conversion(5.5, "int", mismatch: "a number"),
+        Conversion("42", "int", "int(42)"),
+        Conversion("1e3", "int", "int(1000)"),
+        Conversion("forty", "int", mismatch: "a string"),
+        Conversion(true, "int", mismatch: "a Boolean"),
+        Conversion(3, "double", "double(3.0)"),
+        Conversion("2.5", "double", "double(2.5)"),
+        Conversion(true, "bool", "bool(true)"),
+        Conversion(1, "bool", "bool(true)"),
+        Conversion(0, "bool", "bool(false)"),
+        Conversion(2, "bool", mismatch: "a number"),
+        Conversion("YES", "bool", "bool(true)"),
+        Conversion("no", "bool", "bool(false)"),
+        Conversion("true", "bool", "bool(true)"),
+        Conversion("0", "bool", "bool(false)"),
+        Conversion("maybe", "bool", mismatch: "a string"),
+        Conversion(Data([1, 2]), "bytes", "bytes([1, 2])"),
+        Conversion("AQI=", "bytes", mismatch: "a string"),
+        Conversion(Date(timeIntervalSince1970: 0), "string", mismatch: "a date"),
+        Conversion(Date(timeIntervalSince1970: 0), "double", mismatch: "a date"),
+        Conversion(["a": 1], "int", mismatch: "a dictionary"),
+        Conversion([1, 2], "int", mismatch: "an array"),
+        Conversion([1, "2", 3.0], "intArray", "intArray([1, 2, 3])"),
+        Conversion([1, 2.5], "intArray", mismatch: "an array"),
+        Conversion(["a", "b"], "stringArray", #"stringArray(["a", "b"])"#),
+        Conversion([true, 0, "yes"], "boolArray", "boolArray([true, false, true])"),
+        Conversion([1.5, 2], "doubleArray", "doubleArray([1.5, 2.0])"),
+        Conversion([Data([1]), Data([2, 3])], "byteChunkArray", "byteChunkArray([[1], [2, 3]])"),
+        Conversion("a", "stringArray", mismatch: "a string"),
     ]
 
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
     @Test("each type's conversions and refusals, as stored and as the snapshot reads them", arguments: conversions)
     func conversion(_ conversion: Conversion) throws {
         let suite = TestSuite()
         suite.defaults.set(conversion.stored.value, forKey: "k")
         let provider = UserDefaultsProvider(suite.defaults)
+        let type = try #require(ConfigType(rawValue: conversion.type))
         for read in [provider.value, provider.snapshot().value] {
-            switch conversion.expected {
-            case .success(let content):
-                #expect(try read(AbsoluteConfigKey(["k"]), conversion.type).value?.content == content)
-            case .failure(let mismatch):
-                #expect(throws: mismatch) { try read(AbsoluteConfigKey(["k"]), conversion.type) }
+            if let content = conversion.content {
+                #expect(try read(AbsoluteConfigKey(["k"]), type).value.map { "\($0.content)" } == content)
+            } else {
+                let mismatch = UserDefaultsProvider.TypeMismatch(key: "k", type: type, found: conversion.found ?? "")
+                #expect(throws: mismatch) { try read(AbsoluteConfigKey(["k"]), type) }
             }
         }
     }
 
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
     @Test("a mismatch fails its own lookup only, and says what the suite holds")
     func mismatchIsOneLookup() throws {
         let suite = TestSuite()
@@ -130,6 +136,7 @@ struct UserDefaultsProviderTests {
 
     // MARK: - What is read
 
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
     @Test("registered defaults are left out unless asked for")
     func registeredDefaults() async throws {
         let suite = TestSuite()
@@ -150,6 +157,7 @@ struct UserDefaultsProviderTests {
         }
     }
 
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
     @Test("launch arguments are read, as strings read by the package's grammar")
     func launchArguments() async throws {
         let suite = TestSuite()
@@ -163,6 +171,7 @@ struct UserDefaultsProviderTests {
         }
     }
 
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
     @Test("keys: the flat key first, then nested dictionaries; other separators; a custom mapping")
     func keys() throws {
         let suite = TestSuite()
@@ -182,6 +191,7 @@ struct UserDefaultsProviderTests {
         #expect(try custom.value(forKey: AbsoluteConfigKey(["level"]), type: .string).value?.content == .string("x"))
     }
 
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
     @Test("values marked secret are redacted")
     func secrets() throws {
         let suite = TestSuite()
@@ -196,6 +206,7 @@ struct UserDefaultsProviderTests {
 
     // MARK: - Watching
 
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
     @Test("a watch hears a package write, a plain set and another process's write, once each, and nothing for another key")
     func watchValue() async throws {
         let suite = TestSuite()
@@ -221,6 +232,7 @@ struct UserDefaultsProviderTests {
         #expect(seen == [1, 2, 3, 4])
     }
 
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
     @Test("a value watch emits only changes that alter the result, and unsubscribes when it ends")
     func watchValueDeduplicates() async throws {
         let suite = TestSuite()
@@ -243,6 +255,7 @@ struct UserDefaultsProviderTests {
         #expect(!DefaultsSuite.of(suite.defaults).feed.isSubscribed("http"))
     }
 
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
     @Test("a snapshot watch starts with the current values and hears a change")
     func watchSnapshot() async throws {
         let suite = TestSuite()
@@ -264,6 +277,7 @@ struct UserDefaultsProviderTests {
 
     // MARK: - The article's examples
 
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
     @Test("Reading configuration: managed configuration above the suite above the environment")
     func articleLayers() throws {
         let suite = TestSuite()
@@ -280,6 +294,7 @@ struct UserDefaultsProviderTests {
         #expect(config.int(forKey: "http.retries", default: 0) == 2)
     }
 
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
     @Test("Reading configuration: watching a level")
     func articleWatch() async throws {
         let suite = TestSuite()
