@@ -39,6 +39,29 @@ struct CloudSyncConvergenceTests {
     }
 }
 
+extension CloudSyncConvergenceTests {
+    @Test("writers on several threads of two devices, with delivery as they write, end equal")
+    func threads() async throws {
+        let cloud = SimulatedCloud(delivery: .immediate)
+        let devices = try [SyncedDevice(cloud, named: "phone"), SyncedDevice(cloud, named: "laptop")]
+        let written = Locked<Set<Int>>([])
+        // Threads of their own: each write delivers and reconciles before it returns.
+        try await offPool {
+            DispatchQueue.concurrentPerform(iterations: 4) { thread in
+                for round in 0..<50 {
+                    let value = thread * 1_000 + round
+                    written.withLock { _ = $0.insert(value) }
+                    devices[(thread + round) % 2].defaults[.syncedVolume] = value
+                }
+            }
+        }
+        await settle(cloud, devices)
+        let held = devices.map { $0.defaults[.syncedVolume] }
+        #expect(held[0] == held[1])
+        #expect(written.withLock { $0.contains(held[0]) })
+    }
+}
+
 /// One interleaving: three devices, three keys, thirty random steps, then the network
 /// runs until nothing moves.
 private struct Interleaving {
