@@ -377,8 +377,8 @@ let benchmarks: @Sendable () -> Void = {
     // and one `synchronize()`. The suite is filled anew before each side.
     // The sizes issue 43 names (20,000 steps, 50,000 keys), one sample each, with
     // DEFAULTSCODER_LARGE_SUITES=1: Foundation's own removal of 50,000 keys takes minutes.
-    let large = ProcessInfo.processInfo.environment["DEFAULTSCODER_LARGE_SUITES"] != nil
-    for count in [2_000, 8_000] + (large ? [20_000, 50_000] : []) {
+    let largeSuites = ProcessInfo.processInfo.environment["DEFAULTSCODER_LARGE_SUITES"] != nil
+    for count in [2_000, 8_000] + (largeSuites ? [20_000, 50_000] : []) {
         let samples = count > 10_000 ? 1 : nil
         let name = suite + "-remove-\(count)"
         let removed = UserDefaults(suiteName: name)!
