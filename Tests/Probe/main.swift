@@ -23,6 +23,11 @@
 //      defaults-coder-probe late-config SUITE DIR  sets XDG_CONFIG_HOME to DIR (after launch),
 //                                                 then encodes 1 under "a" and reads it back
 //                                                 through Foundation: says "1" when it does
+//      defaults-coder-probe standard-pair N plain|observed  writes "pair" N times through an
+//                                                 object named after its own domain, reads it
+//                                                 through `.standard` (plain Foundation, or the
+//                                                 package and an observer): says how many reads
+//                                                 gave something else
 //      defaults-coder-probe launch SUITE -KEY VALUE …  reads each launch argument as every
 //                                                 number type, writes "volume", and says what
 //                                                 it read and what was reported, as a binary plist
@@ -172,6 +177,8 @@ func run(_ arguments: [String]) -> Int32 {
             FileHandle.standardError.write(Data("\(error)\n".utf8))
             return 1
         }
+    case "standard-pair" where arguments.count == 3:
+        return standardPair(rounds: Int(arguments[1]) ?? 10, observed: arguments[2] == "observed")
     case "keys" where arguments.count == 4:
         guard let defaults = UserDefaults(suiteName: arguments[1]), let count = Int(arguments[3]) else { return 2 }
         do {
@@ -281,3 +288,40 @@ func hammer(_ defaults: UserDefaults, mode: String) -> Never {
 }
 
 exit(run(Array(CommandLine.arguments.dropFirst())))
+
+/// Writes the Int "pair" through an object named after this process's own domain (the
+/// package's subscript, then `resetAll()`), and after each write reads it through
+/// `UserDefaults.standard` — with plain Foundation only (`plain`: the package has never
+/// seen `.standard`), or through the package and an observer (`observed`); says how many
+/// reads gave something else.
+func standardPair(rounds: Int, observed: Bool) -> Int32 {
+    guard let writer = UserDefaults(suiteName: ProcessInfo.processInfo.processName) else { return 1 }
+    let key = DefaultsKey<Int>("pair", default: 0)
+    let heard = Heard()
+    var failures = 0
+    do {
+        let observation = observed ? UserDefaults.standard.observe(key, initial: false) { _, new in heard.set(new) } : nil
+        defer { observation?.cancel() }
+        for round in 1...max(rounds, 1) {
+            writer[key] = round
+            let read = observed ? UserDefaults.standard[key] : UserDefaults.standard.integer(forKey: "pair")
+            if read != round || (observed && heard.value != round) { failures += 1 }
+            if round.isMultiple(of: 5) {
+                try? writer.resetAll()
+                let read = observed ? UserDefaults.standard[key] : UserDefaults.standard.integer(forKey: "pair")
+                if read != 0 || (observed && heard.value != 0) { failures += 1 }
+            }
+        }
+    }
+    try? writer.resetAll()
+    print(failures)
+    return 0
+}
+
+/// The last value an observer heard.
+final class Heard: @unchecked Sendable {
+    private let lock = NSLock()
+    private var last = 0
+    func set(_ value: Int) { lock.withLock { last = value } }
+    var value: Int { lock.withLock { last } }
+}

@@ -265,11 +265,16 @@ final class DefaultsSuite: @unchecked Sendable {
     }
 
     /// Makes the other objects of this suite that the package has seen read what a
-    /// change wrote. Foundation on Linux keeps a cache per object (two spellings of one
-    /// file), reloaded only when told; `cfprefsd` keeps every object current on Apple
-    /// platforms.
+    /// change wrote, and `UserDefaults.standard` when the suite is the app's own domain
+    /// written through a named object. Foundation on Linux keeps a cache per object (two
+    /// spellings of one file, or a suite named after the app's own domain beside
+    /// `.standard`), reloaded only when told; `cfprefsd` keeps every object current on
+    /// Apple platforms.
     fileprivate func reloadObjects(besides writer: UserDefaults) {
         #if !canImport(Darwin)
+        // `.standard` is an object of the app's own suite whether or not the package has
+        // seen it: app code reads it with plain Foundation.
+        _ = Self.standardSuite
         let others = objects.withLock { objects in
             objects.removeAll { $0.object == nil }
             return objects.compactMap { $0.object as? UserDefaults }.filter { $0 !== writer }
@@ -277,6 +282,11 @@ final class DefaultsSuite: @unchecked Sendable {
         for other in others { other.synchronize() }
         #endif
     }
+
+    #if !canImport(Darwin)
+    /// The app's own suite, with `UserDefaults.standard` among its objects.
+    private static let standardSuite = DefaultsSuite.of(UserDefaults.standard)
+    #endif
 
     // MARK: - Announcing
 

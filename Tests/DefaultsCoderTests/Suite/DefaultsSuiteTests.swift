@@ -303,6 +303,21 @@ struct DefaultsSuiteTests {
         #expect(heard.values == [5, nil])
     }
 
+    @Test(
+        "a suite named after the app's own domain beside UserDefaults.standard: what one writes, the other reads, with plain Foundation or observed",
+        .enabled(if: Backend.isFile, "the file backend's"), arguments: ["plain", "observed"])
+    func standardBesideItsDomain(read: String) async throws {
+        // In a process of its own, with a config directory of its own: nothing else
+        // there writes the app's own domain, as other tests do in this one.
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("standard-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let result = try await run("defaults-coder-probe", ["standard-pair", "50", read], environment: ["XDG_CONFIG_HOME": directory.path])
+        #expect(result.status == 0, "\(result.errors)")
+        // How many of the 60 reads gave something else than the write before them.
+        #expect(String(decoding: result.output, as: UTF8.self) == "0\n")
+    }
+
     @Test("a directory that cannot be made throws the suite layer's error with the path", .enabled(if: Backend.isFile, "the file backend's"))
     func fileSystemFailure() throws {
         let blocker = FileManager.default.temporaryDirectory.appendingPathComponent("blocker-\(UUID().uuidString)")
