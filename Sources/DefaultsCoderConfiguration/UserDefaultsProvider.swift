@@ -209,16 +209,12 @@ private struct Suite: @unchecked Sendable {
     let includesRegisteredDefaults: Bool
 
     func read(_ key: String) -> Any? {
-        includesRegisteredDefaults ? defaults.object(forKey: key) : defaults.objectSkippingRegisteredDefaults(forKey: key)
+        includesRegisteredDefaults ? defaults.object(forKey: key) : defaults.objectsSkippingRegisteredDefaults(forKeys: [key])[key]
     }
 
     /// Every key the suite shows now, and its value.
     func shownValues() -> [String: Any] {
-        var values = defaults.dictionaryRepresentation()
-        if !includesRegisteredDefaults {
-            for key in Array(values.keys) where read(key) == nil { values[key] = nil }
-        }
-        return values
+        includesRegisteredDefaults ? defaults.dictionaryRepresentation() : defaults.objectsSkippingRegisteredDefaults()
     }
 }
 

@@ -181,22 +181,34 @@ extension UserDefaults {
 // MARK: - The package's other products
 
 extension UserDefaults {
-    /// What `object(forKey:)` shows for `key`, unless only the registration domain holds
-    /// it: registered defaults would hide what a layer below a configuration provider
-    /// holds. For the package's other products.
+    /// What `object(forKey:)` shows for each of `keys` (every key the suite shows, when
+    /// `nil`), less the values only the registration domain holds: registered defaults
+    /// would hide what a layer below a configuration provider holds. For the package's
+    /// other products.
     ///
-    /// - Parameter key: The key.
-    /// - Returns: The value, or `nil` when nothing but a registered default is there.
-    package func objectSkippingRegisteredDefaults(forKey key: String) -> Any? {
-        guard let value = object(forKey: key) else { return nil }
+    /// Read from Foundation's own state of the suite, once for all the keys: what it
+    /// shows, not what a change would read (that begins by saving and reloading the file).
+    ///
+    /// - Parameter keys: The keys, or `nil` for all.
+    /// - Returns: The values by key; a key with nothing but a registered default is absent.
+    package func objectsSkippingRegisteredDefaults(forKeys keys: [String]? = nil) -> [String: Any] {
+        let shown =
+            keys.map { keys in keys.reduce(into: [String: Any]()) { shown, key in shown[key] = object(forKey: key) } }
+            ?? dictionaryRepresentation()
         // Apple's Foundation shows the registration domain; Foundation on Linux keeps it
-        // out of `volatileDomain(forName:)`, so there the other domains are asked.
+        // out of `volatileDomain(forName:)`, so there every shown value may be one.
         let registration = volatileDomain(forName: UserDefaults.registrationDomain)
-        if !registration.isEmpty && registration[key] == nil { return value }
-        if volatileDomain(forName: UserDefaults.argumentDomain)[key] != nil { return value }
-        if (try? DefaultsSuite.of(self).backend.storedValues(of: self))?[key] != nil { return value }
-        if persistentDomain(forName: UserDefaults.globalDomain)?[key] != nil { return value }
-        return nil
+        let maybeRegistered = shown.keys.filter { registration.isEmpty || registration[$0] != nil }
+        guard !maybeRegistered.isEmpty else { return shown }
+        var elsewhere = [volatileDomain(forName: UserDefaults.argumentDomain), persistentDomain(forName: UserDefaults.globalDomain) ?? [:]]
+        switch SuiteName.of(self) {
+        case .some(let name): elsewhere.append(persistentDomain(forName: name ?? SuiteName.application) ?? [:])
+        // A suite whose name cannot be learned: its own values as a change reads them.
+        case nil: elsewhere.append((try? DefaultsSuite.of(self).backend.storedValues(of: self)) ?? [:])
+        }
+        var result = shown
+        for key in maybeRegistered where !elsewhere.contains(where: { $0[key] != nil }) { result[key] = nil }
+        return result
     }
 
     /// Decodes `object`, as `object(forKey:)` gave it, as typed keys do: exact numbers,
