@@ -347,8 +347,6 @@ public final class CloudSync: @unchecked Sendable {
         var heldBack: [CloudSyncError] = []
         do {
             try DefaultsSuite.change([defaults]) { values in
-                uploads = []
-                heldBack = []
                 let storedClock = values.value(forKey: SyncClock.key)
                 var syncClock = SyncClock(stored: storedClock)
                 let clockBefore = syncClock.latest

@@ -163,7 +163,8 @@ public final class SimulatedCloud: Sendable {
         var notify: [CloudStoreChange] = []
         state.withLock { state in
             let device = state.devices[index]
-            guard device.isOnline, device.hasEntitlement, !device.needsInitialSync, let account = device.account else { return }
+            guard device.isOnline, device.hasEntitlement, !device.needsInitialSync, !device.outbox.isEmpty, let account = device.account
+            else { return }
             var server = state.servers[account] ?? [:]
             var total = server.reduce(0) { $0 + CloudStoreLimits.size(of: $1.key, $1.value) }
             var refused: [String] = []
