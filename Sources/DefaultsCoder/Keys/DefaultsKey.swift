@@ -185,16 +185,21 @@ public enum LegacyFormat: Sendable, Equatable {
     ///   decodes (it says more), and when it is `Data` that parses as a blob of the
     ///   format; the native form's error otherwise.
     static func decodeStored<Value: Decodable>(_ type: Value.Type, from stored: Any, legacy: LegacyFormat?) throws -> Value {
+        guard let legacy, legacy.isOfItsKind(stored) else { return try KeyValueDecoder().decodeFromUserDefaults(Value.self, from: stored) }
+        // Apart, so that a read in the native form makes no generic optional of `Value`.
+        return try legacy.decodeOfItsKind(Value.self, from: stored)
+    }
+
+    /// `decodeStored(_:from:legacy:)` of an object of this format's kind.
+    private func decodeOfItsKind<Value: Decodable>(_ type: Value.Type, from stored: Any) throws -> Value {
         var legacyError: (any Error)?
-        if let legacy, legacy.isOfItsKind(stored) {
-            do {
-                if let value = try legacy.decode(Value.self, from: stored) { return value }
-            } catch {
-                legacyError = error
-                if let wrapped = try? legacy.decode([Value].self, from: stored), wrapped.count == 1 { return wrapped[0] }
-                // A blob, but not of this value: its bytes are not the value.
-                if legacy.isBlob(stored) { throw error }
-            }
+        do {
+            if let value = try decode(Value.self, from: stored) { return value }
+        } catch {
+            legacyError = error
+            if let wrapped = try? decode([Value].self, from: stored), wrapped.count == 1 { return wrapped[0] }
+            // A blob, but not of this value: its bytes are not the value.
+            if isBlob(stored) { throw error }
         }
         do {
             return try KeyValueDecoder().decodeFromUserDefaults(Value.self, from: stored)

@@ -489,20 +489,20 @@ extension KeyValueDecoder {
     /// and `defaults write` arrive: strictly (`LaunchArgument`), for every type that
     /// decodes from a `Bool` or a number — `Int`, `Double`, `CGFloat`, `Int128`,
     /// `Float16`, an `Int`-backed enum alike.
-    /// The stored object itself, when it is exactly a `T` that the stored form keeps as
-    /// it is and no strategy reads otherwise: an `Int`, `Double` or `Bool`, or a `String`
-    /// that is no reserved form. A read of one costs a metatype compare, not a decoder.
+    /// Whether the stored object is itself the value: exactly a `T` that the stored form
+    /// keeps as it is and no strategy reads otherwise, an `Int`, `Double` or `Bool`, or a
+    /// `String` that is no reserved form. A read of one costs a metatype compare, not a
+    /// decoder (nor a generic optional of `T`).
     @inline(__always)
-    private static func storedAsItIs<T>(_ type: T.Type, _ object: Any) -> T? {
-        let stored = Swift.type(of: object)
-        guard stored == T.self else { return nil }
-        if T.self == Int.self || T.self == Double.self || T.self == Bool.self { return object as? T }
-        if T.self == String.self, let string = object as? String, !StoredForm.mayNeedEscaping(string) { return string as? T }
-        return nil
+    private static func isStoredAsItIs<T>(_ type: T.Type, _ object: Any) -> Bool {
+        guard Swift.type(of: object) == T.self else { return false }
+        if T.self == Int.self || T.self == Double.self || T.self == Bool.self { return true }
+        if T.self == String.self, let string = object as? String { return !StoredForm.mayNeedEscaping(string) }
+        return false
     }
 
     func decodeFromUserDefaults<T: Decodable>(_ type: T.Type, from object: Any) throws -> T {
-        if let value = Self.storedAsItIs(type, object) { return value }
+        if Self.isStoredAsItIs(type, object) { return object as! T }
         do {
             return try decode(type, from: object, form: StoredDecodingForm())
         } catch let error as DecodingError {

@@ -363,6 +363,33 @@ struct DefaultsSuiteTests {
         #expect(try suite.defaults.migrationVersion() == 0)
     }
 
+    // MARK: - Knowing a suite by its object
+
+    @Test("a suite object the package used is let go once 64 others have been: the package keeps none for good")
+    func objectsLetGo() throws {
+        let suite = TestSuite()
+        let key = DefaultsKey<Int>("absent", default: 7)
+        weak var first: UserDefaults?
+        do {
+            let object = makeDefaults(suiteName: suite.name)
+            first = object
+            #expect(try object.read(key) == 7)
+        }
+        for _ in 0..<64 { #expect(try makeDefaults(suiteName: suite.name).read(key) == 7) }
+        #expect(first == nil)
+    }
+
+    @Test("objects of two suites, each made as the last is dropped, write to their own suite")
+    func objectsMadeInTurn() throws {
+        let suites = [TestSuite("turnA"), TestSuite("turnB")]
+        for round in 0..<100 {
+            let suite = suites[round % 2]
+            try makeDefaults(suiteName: suite.name).encode(round, forKey: "round")
+        }
+        // A round written to the other suite would leave that suite's last round behind.
+        #expect(try suites.map { try makeDefaults(suiteName: $0.name).decode(Int.self, forKey: "round") } == [98, 99])
+    }
+
     // MARK: - Announcing
 
     @Test("a change is announced on every object the app holds for the suite")
