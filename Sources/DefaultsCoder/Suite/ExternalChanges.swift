@@ -206,8 +206,10 @@ extension UserDefaults: KeyValueObservable {
 /// A process hears its own posts too. Skipping them cannot be done without loss: a
 /// name's state (`notify_set_state`) holds one value, which a post from this process can
 /// overwrite before the delivery of another process's post reads it, and deliveries to
-/// one token may be coalesced. An own post costs a recheck, which reads the observed
-/// keys and publishes nothing.
+/// one token may be coalesced, so what the process sees of its own post alone and of its
+/// post coalesced with another's can be the same (`ExternalChangesTests`, "a process
+/// cannot tell its own Darwin notification…"). An own post costs a recheck, which reads
+/// the observed keys and publishes nothing.
 enum DarwinNotifications {
     private struct Token: ExternalChangesToken {
         let token: Int32

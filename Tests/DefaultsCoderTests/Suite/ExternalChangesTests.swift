@@ -18,6 +18,56 @@ struct ExternalChangesTests {
         #expect(KeyValueObservations.isObservable(key) == expected)
     }
 
+    // MARK: - Why a process hears its own Darwin notifications
+
+    /// What a process can learn through libnotify of one name, as its manual describes it:
+    /// the name's 64-bit state, which the last `notify_set_state` sets, and deliveries to
+    /// its registration, where posts made before the handler runs may be coalesced.
+    private struct NotifyModel {
+        enum Step: Hashable { case readState, setState, post, writeValue }
+        var state: UInt64 = 0
+        var pendingDeliveries = 0
+        var changedByOther = false
+        /// What process A saw: the state it read before setting its own, the state when
+        /// its handler ran, and how many times it ran.
+        var seenByA: [UInt64] = []
+
+        /// Runs A's post (read the state, set its own, post) interleaved with B's write
+        /// and post (`order` says whose step is next), then A's handler.
+        static func run(_ order: [Bool], coalescing: Bool) -> NotifyModel {
+            var model = NotifyModel()
+            var steps = (a: [Step.readState, .setState, .post], b: [Step.writeValue, .setState, .post])
+            for isA in order {
+                let step = isA ? steps.a.removeFirst() : steps.b.removeFirst()
+                switch step {
+                case .readState: model.seenByA.append(model.state)
+                case .setState: model.state = isA ? 1 : 2
+                case .post: model.pendingDeliveries = coalescing ? 1 : model.pendingDeliveries + 1
+                case .writeValue: model.changedByOther = true
+                }
+            }
+            for _ in 0..<model.pendingDeliveries { model.seenByA.append(model.state) }
+            return model
+        }
+    }
+
+    @Test("a process cannot tell its own Darwin notification from another process's that coalesced with it, so it rechecks its own")
+    func ownPostsIndistinguishable() {
+        let aAlone = NotifyModel.run([true, true, true], coalescing: true)
+        // Every order of A's three steps among B's three.
+        let orders = (0..<64).map { bits in (0..<6).map { bits >> $0 & 1 == 1 } }.filter { $0.count(where: { $0 }) == 3 }
+        for coalescing in [true, false] {
+            // The orders where B changed a value and A saw exactly what it sees alone:
+            // skipping what looks like its own post would lose B's change there.
+            let lost = orders.filter { order in
+                let model = NotifyModel.run(order, coalescing: coalescing)
+                return model.changedByOther && model.seenByA == aAlone.seenByA
+            }
+            // B's state set between A's read and A's set, and B's post coalesced with A's.
+            #expect(lost.isEmpty == !coalescing, "coalescing: \(coalescing), \(lost.count) of \(orders.count) orders")
+        }
+    }
+
     #if os(Linux)
     @Test(
         "key-value observers are added only for keys without a dot or a leading @, and added and removed in balance while observers come and go on many threads",
