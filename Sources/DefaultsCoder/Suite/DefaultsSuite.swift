@@ -30,11 +30,8 @@ final class DefaultsSuite: @unchecked Sendable {
         }
     }
 
-    /// Each `UserDefaults` object's suite, by object. The cache holds its objects, so that
-    /// no entry outlives its object and a new object at a reused address is never taken
-    /// for it; a read then costs a lookup, not a weak reference's load (a third of it).
-    /// Emptied when it reaches 64 objects, which lets go of the ones only it kept.
-    private static let byObject = Locked<(suites: [ObjectIdentifier: DefaultsSuite], objects: [UserDefaults])>(([:], []))
+    /// Each `UserDefaults` object's suite, by object.
+    private static let byObject = Locked<[ObjectIdentifier: KnownObject]>([:])
     /// Each suite, by its file's path or its name.
     private static let byIdentity = Locked<[String: DefaultsSuite]>([:])
 
@@ -87,7 +84,7 @@ final class DefaultsSuite: @unchecked Sendable {
     /// name costs more than the rest of a write's bookkeeping.
     static func of(_ defaults: UserDefaults) -> DefaultsSuite {
         let id = ObjectIdentifier(defaults)
-        if let known = byObject.withLock({ $0.suites[id] }) { return known }
+        if let known = byObject.withLock({ $0[id] }), known.isStill(defaults) { return known.suite }
         let suite: DefaultsSuite
         if let (identity, make) = backend(of: defaults) {
             suite = byIdentity.withLock { suites in
@@ -104,16 +101,10 @@ final class DefaultsSuite: @unchecked Sendable {
             objects.removeAll { $0.object == nil }
             objects.append(WeakReference(defaults))
         }
-        // Let go of outside the lock: the last reference to an object may be the cache's.
-        let released = byObject.withLock { byObject in
-            let full = byObject.objects.count >= 64
-            let released = full ? byObject.objects : []
-            if full { byObject = ([:], []) }
-            byObject.suites[id] = suite
-            byObject.objects.append(defaults)
-            return released
+        byObject.withLock { byObject in
+            if byObject.count >= 64 { byObject = byObject.filter { $0.value.isAlive } }
+            byObject[id] = KnownObject(defaults, suite: suite)
         }
-        withExtendedLifetime(released) {}
         return suite
     }
 
@@ -337,6 +328,45 @@ extension UserDefaults {
     /// `setPersistentDomain(_:forName:)` and `removePersistentDomain(forName:)` only, not
     /// for `set(_:forKey:)` or `removeObject(forKey:)`.
     public static let keyDidChangeNotification = Notification.Name("DefaultsCoder.keyDidChange")
+}
+
+/// A `UserDefaults` object whose suite the package knows: its suite, a weak reference
+/// to tell whether it lives, and what makes sure that a new object at its address is
+/// never taken for it.
+private final class KnownObject: @unchecked Sendable {
+    // Unchecked: set once in init; the runtime makes reading a weak reference safe on
+    // any thread.
+    let suite: DefaultsSuite
+    private weak var object: UserDefaults?
+    #if !canImport(ObjectiveC)
+    // A Swift object's memory stays while an unowned reference to it does, though the
+    // object dies when its last strong reference goes: no other object takes its address
+    // while this entry lives, so a lookup by address needs no check. Reading a weak
+    // reference costs a third of an absent key's read: it goes through the object's side
+    // table, as every reference count of a weakly referenced object does.
+    private unowned(safe) let memory: UserDefaults
+    #endif
+
+    init(_ object: UserDefaults, suite: DefaultsSuite) {
+        self.suite = suite
+        self.object = object
+        #if !canImport(ObjectiveC)
+        memory = object
+        #endif
+    }
+
+    var isAlive: Bool { object != nil }
+
+    /// Whether `defaults`, found at this object's address, is this object.
+    func isStill(_ defaults: UserDefaults) -> Bool {
+        #if canImport(ObjectiveC)
+        // An unowned reference to an Objective-C object keeps nothing of it: its address
+        // may be a new object's.
+        return object === defaults
+        #else
+        return true
+        #endif
+    }
 }
 
 /// A reference that does not keep its object alive.
