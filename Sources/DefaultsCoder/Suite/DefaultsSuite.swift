@@ -342,7 +342,7 @@ private final class KnownObject: @unchecked Sendable {
     // A Swift object's memory stays while an unowned reference to it does, though the
     // object dies when its last strong reference goes: no other object takes its address
     // while this entry lives, so a lookup by address needs no check. A weak reference's
-    // load was most of what an absent key's read added to Foundation's (it goes through
+    // load was much of what an absent key's read added to Foundation's (it goes through
     // the object's side table, as every reference count of a weakly referenced object
     // does; Benchmarks/README.md, "Typed reads").
     private unowned(safe) let memory: UserDefaults
