@@ -484,11 +484,6 @@ extension KeyValueEncoder {
 }
 
 extension KeyValueDecoder {
-    /// Decodes a value read with `UserDefaults.object(forKey:)`. A string at the top that
-    /// is not a `T` is read again as the `Bool` or number it spells, as launch arguments
-    /// and `defaults write` arrive: strictly (`LaunchArgument`), for every type that
-    /// decodes from a `Bool` or a number — `Int`, `Double`, `CGFloat`, `Int128`,
-    /// `Float16`, an `Int`-backed enum alike.
     /// Whether the stored object is itself the value: exactly a `T` that the stored form
     /// keeps as it is and no strategy reads otherwise, an `Int`, `Double` or `Bool`, or a
     /// `String` that is no reserved form. A read of one costs a metatype compare, not a
@@ -501,6 +496,11 @@ extension KeyValueDecoder {
         return false
     }
 
+    /// Decodes a value read with `UserDefaults.object(forKey:)`. A string at the top that
+    /// is not a `T` is read again as the `Bool` or number it spells, as launch arguments
+    /// and `defaults write` arrive: strictly (`LaunchArgument`), for every type that
+    /// decodes from a `Bool` or a number — `Int`, `Double`, `CGFloat`, `Int128`,
+    /// `Float16`, an `Int`-backed enum alike.
     func decodeFromUserDefaults<T: Decodable>(_ type: T.Type, from object: Any) throws -> T {
         if Self.isStoredAsItIs(type, object) { return object as! T }
         do {
