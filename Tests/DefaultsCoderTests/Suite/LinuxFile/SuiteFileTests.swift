@@ -412,6 +412,38 @@ struct SuiteFileGuardTests {
         #expect(lostPackage.map(\.element) == [], "round \(round)")
     }
 
+    @Test("a file removed while a package write looks at it is not a refusal: every write lands, in a new file")
+    func removedWhileChecked() async throws {
+        // Foundation removes a suite's file when its copy of the suite is empty, at any
+        // `synchronize()` on any thread. A write that finds the file gone between its
+        // looks at it has nothing to lose and goes on; a refusal would lose the change.
+        let suite = TestSuite()
+        let path = suite.fileURL.path
+        let stop = Locked(false)
+        let stopped = Locked(false)
+        Thread {
+            while !stop.withLock({ $0 }) {
+                usleep(UInt32.random(in: 0..<300))
+                unlink(path)
+            }
+            stopped.withLock { $0 = true }
+        }.start()
+        let defaults = SendableAny(suite.defaults)
+        let failures = try await offPool { () -> [String] in
+            let defaults = defaults.value as! UserDefaults
+            var failures: [String] = []
+            for index in 0..<3_000 {
+                if let failure = thrown(by: { try defaults.encode(index, forKey: "k\(index % 10)") }) { failures.append(failure) }
+            }
+            stop.withLock { $0 = true }
+            while !stopped.withLock({ $0 }) { usleep(1_000) }
+            return failures
+        }
+        #expect(failures == [])
+        try suite.defaults.encode(7, forKey: "last")
+        #expect(try suite.defaults.decode(Int.self, forKey: "last") == 7)
+    }
+
     @Test("no file yet is not a problem")
     func noFile() throws {
         let suite = TestSuite()
