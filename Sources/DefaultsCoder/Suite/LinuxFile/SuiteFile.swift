@@ -408,14 +408,14 @@ final class SuiteFile: @unchecked Sendable {
         // A file whose mode says no one writes it (or that this process may not write)
         // is not replaced, though a rename needs only the directory's permission: the
         // mode is a person's or a tool's decision, and Foundation's own write fails too.
-        if exists && (existing.st_mode & 0o222 == 0 || access(destination, W_OK) != 0) {
-            let code = existing.st_mode & 0o222 == 0 ? EACCES : errno
+        let modeRefuses = existing.st_mode & 0o222 == 0
+        if exists && (modeRefuses || access(destination, W_OK) != 0) {
+            let code = modeRefuses ? EACCES : errno
             // Refused only when a second look finds the same file, unchanged: one removed
             // or replaced since the first (Foundation removes a suite's file when its copy
             // of the suite is empty, on any thread) is no refusal; the write starts over
-            // from what is there now.
-            var again = stat()
-            guard stat(destination, &again) == 0, Stamp(again) == Stamp(existing) else { return nil }
+            // from what is there now. (`stamp()` looks through a link to the file.)
+            guard stamp() == Stamp(existing) else { return nil }
             throw DefaultsSuiteError.system(.write, destination, errno: code)
         }
         // A new file each time (O_EXCL), so that its mode is the one asked for: one
