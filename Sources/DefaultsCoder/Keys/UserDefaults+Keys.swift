@@ -101,7 +101,9 @@ extension UserDefaults {
 
     /// Runs `body` with the package's writes in it not announced: observers, streams and
     /// `keyDidChangeNotification` do not hear of them, on this task or thread. For an
-    /// observer that writes what it observes, to break the loop.
+    /// observer that writes what it observes, to break the loop. A `register(_:)` made
+    /// in `body` moves observers to the registered values without a call, in every
+    /// suite; what other threads and processes change meanwhile is still heard.
     ///
     /// ```swift
     /// UserDefaults.withoutAnnouncing {

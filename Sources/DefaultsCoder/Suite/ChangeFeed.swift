@@ -86,6 +86,8 @@ final class ChangeFeed: @unchecked Sendable {
         var current: Ticket?
         var insertion = 0
         var external: (any ExternalChangesToken)?
+        /// Subscriptions under way: the feed stays among the live ones while any is.
+        var joining = 0
 
         /// Queues each of `read` whose value is not the one last published for its key,
         /// and takes it as published. Returns what was queued.
@@ -155,16 +157,22 @@ final class ChangeFeed: @unchecked Sendable {
     /// announced) is published first, to the subscribers already there.
     func subscribe(_ subscriber: any ChangeSubscriber, to keys: [String], through defaults: UserDefaults, initial: Bool) {
         let queued = backend.withProcessLock { () -> [Ticket] in
-            let read = keys.map { KeyChange(key: $0, stored: defaults.object(forKey: $0), isSilent: false) }
+            // Live before it reads: a registration either rechecks this feed after the
+            // read, or was made before it.
+            withState { state in
+                state.joining += 1
+                ChangeFeed.live.withLock { $0[ObjectIdentifier(self)] = self }
+            }
+            let read = readValues(of: keys, through: defaults)
             for change in read { subscriber.begin(key: change.key, stored: change.stored) }
             return withState { state in
+                state.joining -= 1
                 var queued = state.publish(read)
                 for key in keys { state.subscribers[key, default: [:]][ObjectIdentifier(subscriber)] = subscriber }
                 if initial { queued.append(state.append(.start(subscriber))) }
                 return queued
             }
         }
-        ChangeFeed.live.withLock { $0[ObjectIdentifier(self)] = self }
         FoundationAnnouncements.listen()
         startWatching()
         listenExternally()
@@ -187,13 +195,13 @@ final class ChangeFeed: @unchecked Sendable {
                     state.published[key] = nil
                 }
             }
-            guard state.subscribers.isEmpty else { return (false, nil) }
+            guard state.subscribers.isEmpty, state.joining == 0 else { return (false, nil) }
+            ChangeFeed.live.withLock { $0[ObjectIdentifier(self)] = nil }
             defer { state.external = nil }
             return (true, state.external)
         }
         if isEmpty {
             stop?.cancel()
-            ChangeFeed.live.withLock { $0[ObjectIdentifier(self)] = nil }
         } else {
             listenExternally()
         }
@@ -238,18 +246,30 @@ final class ChangeFeed: @unchecked Sendable {
     /// Reads the keys subscribers listen to, under the suite's lock, after the backend
     /// took in what changed outside this process's package writes (`reload`: another
     /// process's write), and publishes those whose value differs from the one last
-    /// published; returns once they were handed over. With `silent`, subscribers take
-    /// the values as where they stand without reporting them.
-    func recheck(through defaults: UserDefaults? = nil, reload: Bool = false, silent: Bool = false) {
+    /// published; returns once they were handed over.
+    func recheck(through defaults: UserDefaults? = nil, reload: Bool = false) {
         guard let defaults = defaults ?? anyObject() else { return }
         let queued = backend.withProcessLock { () -> [Ticket] in
             let keys = withState { Array($0.subscribers.keys) }
             guard !keys.isEmpty else { return [] }
             if reload { backend.reload(defaults) }
-            let read = keys.map { KeyChange(key: $0, stored: defaults.object(forKey: $0), isSilent: silent) }
-            return withState { $0.publish(read) }
+            return withState { $0.publish(readValues(of: keys, through: defaults)) }
         }
         deliver(queued)
+    }
+
+    /// What `keys` show now, read through `defaults`, for a recheck or a subscriber
+    /// joining. A key that shows the value a registration made `withoutAnnouncing` is
+    /// giving it is silent: that registration is what changed it.
+    private func readValues(of keys: [String], through defaults: UserDefaults) -> [KeyChange] {
+        let values = keys.map { defaults.object(forKey: $0) }
+        // Looked up after the read: a registration the read saw is still listed, since
+        // it ends with a recheck of this suite, which waits for the suite's lock.
+        let silenced = Self.silentRegistrations.withLock { Array($0.values.values) }
+        return zip(keys, values).map { key, stored in
+            let isSilent = silenced.contains { registered in registered[key].map { sameStoredValue($0, stored) } ?? false }
+            return KeyChange(key: key, stored: stored, isSilent: isSilent)
+        }
     }
 
     // MARK: - Delivering
@@ -332,11 +352,40 @@ final class ChangeFeed: @unchecked Sendable {
     /// long as its suite, which lives as long as the process: no weak reference needed.)
     private static let live = Locked<[ObjectIdentifier: ChangeFeed]>([:])
 
-    /// Rechecks every feed that has subscribers; with `silent`, they take what they
-    /// read as where they stand.
-    static func recheckAll(silent: Bool = false) {
+    /// Rechecks every feed that has subscribers.
+    static func recheckAll() {
         let feeds = live.withLock { Array($0.values) }
-        for feed in feeds { feed.recheck(silent: silent) }
+        for feed in feeds { feed.recheck() }
+    }
+
+    // MARK: - Registrations
+
+    /// The registrations made `withoutAnnouncing` that are being published, by number.
+    /// The registration domain is the process's: any recheck of any suite, on any thread,
+    /// may read a registered value before the registration's own recheck of that suite.
+    /// It must not announce it then either.
+    private static let silentRegistrations = Locked<(next: Int, values: [Int: [String: Any]])>((0, [:]))
+
+    /// Runs `register`, the registration of `values` on `defaults`, then rechecks `feed`,
+    /// read through `defaults`, and every other feed that has subscribers: the values
+    /// may show in every suite. Returns once what changed was handed over. With
+    /// `silent`, a key that shows its registered value is where subscribers stand, not a
+    /// change, in every recheck until this returns; other changes are heard as usual.
+    static func register(
+        _ values: [String: Any], on feed: ChangeFeed, through defaults: UserDefaults, silent: Bool, _ register: () -> Void
+    ) {
+        let number = silentRegistrations.withLock { registrations -> Int? in
+            guard silent else { return nil }
+            defer { registrations.next += 1 }
+            registrations.values[registrations.next] = values
+            return registrations.next
+        }
+        defer { if let number { _ = silentRegistrations.withLock { $0.values.removeValue(forKey: number) } } }
+        register()
+        // Taken after the registration: a feed that joins later reads the values itself.
+        let others = live.withLock { Array($0.values) }.filter { $0 !== feed }
+        feed.recheck(through: defaults)
+        for other in others { other.recheck() }
     }
 }
 

@@ -303,13 +303,12 @@ final class DefaultsSuite: @unchecked Sendable {
 
     /// Registers defaults on `defaults` and announces the keys whose value that changes.
     static func register(_ values: [String: Any], on defaults: UserDefaults) {
-        // Apple's Foundation announces the registration as it makes it; it is this
-        // change, published below (silently, when silenced).
-        $isWriting.withValue(true) { defaults.register(defaults: values) }
         let suite = DefaultsSuite.of(defaults)
-        // The registration domain is the process's: every suite may show the values.
-        suite.feed.recheck(through: defaults, silent: isSilenced)
-        ChangeFeed.recheckAll(silent: isSilenced)
+        ChangeFeed.register(values, on: suite.feed, through: defaults, silent: isSilenced) {
+            // Apple's Foundation announces the registration as it makes it; it is this
+            // change, published once registered (silently, when silenced).
+            $isWriting.withValue(true) { defaults.register(defaults: values) }
+        }
         guard !isSilenced else { return }
         for key in values.keys.sorted() { suite.postNotification(forKey: key) }
     }

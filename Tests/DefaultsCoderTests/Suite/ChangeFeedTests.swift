@@ -196,6 +196,109 @@ struct ChangeFeedTests {
         #expect(first.values == [4])
         again.cancel()
     }
+
+    // MARK: - Registrations
+
+    /// What other threads do while registrations are made: each makes the feed read the
+    /// suite again.
+    enum Rechecker: String, CaseIterable, CustomTestStringConvertible {
+        /// Foundation's `didChangeNotification`, which rechecks every feed.
+        case announcements
+        /// Other observers of the keys joining and leaving.
+        case subscriptions
+
+        var testDescription: String { rawValue }
+    }
+
+    @Test(
+        "registrations made withoutAnnouncing stay silent while other threads recheck the suite, and observers stand on the registered values",
+        arguments: Rechecker.allCases)
+    func silentRegistrations(beside rechecker: Rechecker) async throws {
+        let suite = TestSuite()
+        let keys = (0..<300).map { DefaultsKey<Int>(uniqueKey("registered\($0)"), default: 0) }
+        let heard = Recorded<String>()
+        let observation = suite.defaults.observe(keys, initial: false) { key in heard.append(key.name) }
+        let stop = Locked(false)
+        let busy = Task.detached {
+            try await offPool {
+                while !stop.withLock({ $0 }) {
+                    switch rechecker {
+                    case .announcements:
+                        NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: suite.defaults)
+                    case .subscriptions:
+                        suite.defaults.observe(keys, initial: false) { _ in }.cancel()
+                    }
+                }
+            }
+        }
+        try await offPool {
+            for (index, key) in keys.enumerated() {
+                let registered = DefaultsKey<Int>(key.name, default: index + 1)
+                try UserDefaults.withoutAnnouncing { try suite.defaults.register(registered) }
+            }
+        }
+        stop.withLock { $0 = true }
+        try await busy.value
+        #expect(heard.values.isEmpty, "\(heard.values.count) of \(keys.count) silent registrations were announced")
+        #expect(try keys.map { try suite.defaults.read($0) } == Array(1...keys.count))
+        // The next change is heard, from the registered value.
+        try suite.defaults.write(0, to: keys[0])
+        #expect(heard.values == [keys[0].name])
+        observation.cancel()
+    }
+
+    @Test("a migration step that registers and observes, while other threads register and recheck its suite, finishes")
+    func registrationInsideWrite() async throws {
+        let suite = TestSuite()
+        let watched = DefaultsKey<Int>(uniqueKey("watched"), default: 0)
+        let observation = suite.defaults.observe(watched, initial: false) { _, _ in }
+        let stop = Locked(false)
+        let busy = (0..<2).map { worker in
+            Task.detached {
+                try await offPool {
+                    var round = 0
+                    while !stop.withLock({ $0 }) {
+                        round += 1
+                        if worker == 0 {
+                            NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: suite.defaults)
+                        } else {
+                            try suite.defaults.register(DefaultsKey<Int>(uniqueKey("elsewhere"), default: round))
+                        }
+                        usleep(500)
+                    }
+                }
+            }
+        }
+        let migrated = Locked(0)
+        let rounds = 20
+        let migrating = Task.detached {
+            try await offPool {
+                for round in 1...rounds {
+                    let old = uniqueKey("old")
+                    suite.defaults.set(round, forKey: old)
+                    let step = DefaultsMigration.Step.convert(old, from: Int.self, to: uniqueKey("new")) { value in
+                        try UserDefaults.withoutAnnouncing { try suite.defaults.register(DefaultsKey<Int>(uniqueKey("inside"), default: value)) }
+                        suite.defaults.observe(watched, initial: false) { _, _ in }.cancel()
+                        return value
+                    }
+                    _ = try suite.defaults.migrate(DefaultsMigration(version: 1, step), versionKey: uniqueKey("version"))
+                    migrated.withLock { $0 += 1 }
+                }
+            }
+        }
+        // Every registration rechecks every observed suite of the process, other tests'
+        // too, so the busy threads stop after a while: what is slow then finishes, and
+        // only a deadlock leaves the migrations stuck. The test fails rather than hangs.
+        _ = await eventually(within: 10) { migrated.withLock { $0 } == rounds }
+        stop.withLock { $0 = true }
+        let finished = await eventually(within: 120) { migrated.withLock { $0 } == rounds }
+        #expect(finished, "\(migrated.withLock { $0 }) of \(rounds) migrations finished")
+        if finished {
+            try await migrating.value
+            for task in busy { try await task.value }
+        }
+        observation.cancel()
+    }
 }
 
 /// A value that counts its decodings, by the prefix of the key it is read for.
