@@ -247,6 +247,24 @@ struct ChangeFeedTests {
         observation.cancel()
     }
 
+    @Test("a registration made withoutAnnouncing silences its own keys only: another change its recheck finds is heard")
+    func silentRegistrationHearsOthers() throws {
+        let suite = TestSuite()
+        let registered = DefaultsKey<Int>(uniqueKey("registered"), default: 0)
+        let other = DefaultsKey<Int>(uniqueKey("other"), default: 0)
+        let heard = Recorded<[Int]>()
+        let observations = [registered, other].map { key in
+            suite.defaults.observe(key, initial: false) { old, new in heard.append([old, new]) }
+        }
+        // A plain write of Foundation's, which nothing announces on Linux: the
+        // registration's recheck is the first to read it.
+        suite.defaults.set(5, forKey: other.name)
+        try UserDefaults.withoutAnnouncing { try suite.defaults.register(DefaultsKey<Int>(registered.name, default: 7)) }
+        #expect(heard.values == [[0, 5]])
+        #expect(try suite.defaults.read(registered) == 7)
+        for observation in observations { observation.cancel() }
+    }
+
     @Test("a migration step that registers and observes, while other threads register and recheck its suite, finishes")
     func registrationInsideWrite() async throws {
         let suite = TestSuite()
