@@ -253,7 +253,8 @@ final class ChangeFeed: @unchecked Sendable {
             let keys = withState { Array($0.subscribers.keys) }
             guard !keys.isEmpty else { return [] }
             if reload { backend.reload(defaults) }
-            return withState { $0.publish(readValues(of: keys, through: defaults)) }
+            let read = readValues(of: keys, through: defaults)
+            return withState { $0.publish(read) }
         }
         deliver(queued)
     }
