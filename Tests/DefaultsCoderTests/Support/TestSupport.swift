@@ -97,10 +97,20 @@ final class TestSuite: @unchecked Sendable {
     let defaults: UserDefaults
 
     init(_ label: String = #function) {
+        _ = Self.sharedRegistrations
         let cleaned = label.filter { $0.isLetter || $0.isNumber }
         name = "DefaultsCoderTests.\(cleaned).\(UUID().uuidString)"
         defaults = makeDefaults(suiteName: name)
     }
+
+    /// The registrations the tests make of keys they share (the articles' `.launchCount`
+    /// and `.theme`), made before any test observes them. Registered defaults are the
+    /// process's: registered first by a test while another observes the key in its own
+    /// suite, the value goes from nothing to the registered default there, a change its
+    /// observers hear. Registering the same values again changes nothing.
+    private static let sharedRegistrations: Void = {
+        try? UserDefaults.standard.register(.launchCount, .theme)
+    }()
 
     /// Where Foundation keeps the suite's file on this platform.
     var fileURL: URL {
