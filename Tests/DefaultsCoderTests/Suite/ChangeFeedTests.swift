@@ -218,17 +218,12 @@ struct ChangeFeedTests {
         let keys = (0..<300).map { DefaultsKey<Int>(uniqueKey("registered\($0)"), default: 0) }
         let heard = Recorded<String>()
         let observation = suite.defaults.observe(keys, initial: false) { key in heard.append(key.name) }
-        let stop = Locked(false)
-        let busy = Task.detached {
-            try await offPool {
-                while !stop.withLock({ $0 }) {
-                    switch rechecker {
-                    case .announcements:
-                        NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: suite.defaults)
-                    case .subscriptions:
-                        suite.defaults.observe(keys, initial: false) { _ in }.cancel()
-                    }
-                }
+        let busy = Repeating { _ in
+            switch rechecker {
+            case .announcements:
+                NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: suite.defaults)
+            case .subscriptions:
+                suite.defaults.observe(keys, initial: false) { _ in }.cancel()
             }
         }
         try await offPool {
@@ -237,8 +232,7 @@ struct ChangeFeedTests {
                 try UserDefaults.withoutAnnouncing { try suite.defaults.register(registered) }
             }
         }
-        stop.withLock { $0 = true }
-        try await busy.value
+        try await offPool { busy.stop() }
         #expect(heard.values.isEmpty, "\(heard.values.count) of \(keys.count) silent registrations were announced")
         #expect(try keys.map { try suite.defaults.read($0) } == Array(1...keys.count))
         // The next change is heard, from the registered value.
@@ -270,23 +264,16 @@ struct ChangeFeedTests {
         let suite = TestSuite()
         let watched = DefaultsKey<Int>(uniqueKey("watched"), default: 0)
         let observation = suite.defaults.observe(watched, initial: false) { _, _ in }
-        let stop = Locked(false)
-        let busy = (0..<2).map { worker in
-            Task.detached {
-                try await offPool {
-                    var round = 0
-                    while !stop.withLock({ $0 }) {
-                        round += 1
-                        if worker == 0 {
-                            NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: suite.defaults)
-                        } else {
-                            try suite.defaults.register(DefaultsKey<Int>(uniqueKey("elsewhere"), default: round))
-                        }
-                        usleep(500)
-                    }
-                }
-            }
-        }
+        let busy = [
+            Repeating { _ in
+                NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: suite.defaults)
+                usleep(500)
+            },
+            Repeating { round in
+                #expect(throws: Never.self) { try suite.defaults.register(DefaultsKey<Int>(uniqueKey("elsewhere"), default: round)) }
+                usleep(500)
+            },
+        ]
         let migrated = Locked(0)
         let rounds = 20
         let migrating = Task.detached {
@@ -308,13 +295,10 @@ struct ChangeFeedTests {
         // too, so the busy threads stop after a while: what is slow then finishes, and
         // only a deadlock leaves the migrations stuck. The test fails rather than hangs.
         _ = await eventually(within: 10) { migrated.withLock { $0 } == rounds }
-        stop.withLock { $0 = true }
+        try await offPool { for thread in busy { thread.stop() } }
         let finished = await eventually(within: 120) { migrated.withLock { $0 } == rounds }
         #expect(finished, "\(migrated.withLock { $0 }) of \(rounds) migrations finished")
-        if finished {
-            try await migrating.value
-            for task in busy { try await task.value }
-        }
+        if finished { try await migrating.value }
         observation.cancel()
     }
 }
