@@ -225,6 +225,9 @@ struct ChangeFeedTests {
             case .subscriptions:
                 suite.defaults.observe(keys, initial: false) { _ in }.cancel()
             }
+            // Each recheck reads every observed suite of the process, other tests' too:
+            // paced, so that they are not starved.
+            usleep(100)
         }
         try await offPool {
             for (index, key) in keys.enumerated() {
