@@ -37,8 +37,9 @@ MACOS_ONLY = [
 
 # Standard-library and Foundation API newer than the package's minimums (macOS 13,
 # iOS 15, tvOS 15, watchOS 8, visionOS 1), with nothing on the same line saying
-# `#available`/`@available`: `String(validating:as:)` is macOS 15, iOS 18.
-NEWER_THAN_MINIMUMS = [r"\bString\(validating:"]
+# `#available`/`@available`: `String(validating:as:)` is macOS 15, iOS 18; `Duration`
+# and the clocks are iOS 16, tvOS 16, watchOS 9.
+NEWER_THAN_MINIMUMS = [r"\bString\(validating:", r"\bDuration\b", r"\bContinuousClock\b", r"\bSuspendingClock\b"]
 
 # An availability condition newer than visionOS 1 on the other platforms (macOS 15, iOS
 # 18, tvOS 18, watchOS 11 and later) must name visionOS: `*` stands for visionOS 1.0.

@@ -84,7 +84,7 @@ extension UserDefaults {
     ///   is removed then), or `DefaultsSuiteError`.
     public func resetAll() throws {
         let records = DefaultsSuite.recordKeys.withLock { $0 }
-        try DefaultsSuite.change([self]) { values in
+        try DefaultsSuite.change([self], acrossProcesses: true) { values in
             for key in values.keys() where !DefaultsSuite.isRecord(key, recorded: records) { try values.set(nil, forKey: key) }
         }
     }

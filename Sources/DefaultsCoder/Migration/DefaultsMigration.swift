@@ -241,7 +241,7 @@ extension UserDefaults {
             suites[ObjectIdentifier(suite)] = "suite \(name)"
             targets.append(target)
         }
-        return try DefaultsSuite.change([self] + targets) { values in
+        return try DefaultsSuite.change([self] + targets, acrossProcesses: true) { values in
             let recorded = try values.recordedVersion(versionKey, migratingTo: migrations.last?.version ?? 0)
             let pending = migrations.filter { $0.version > recorded }
             guard let last = pending.last else { return recorded }

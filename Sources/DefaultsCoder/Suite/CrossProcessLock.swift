@@ -1,9 +1,11 @@
-// A lock that every process running this package takes before it changes a suite: an
-// exclusive `flock(2)` on a lock file, held while the thread holds this process's turn.
-// The file backend locks `NAME.plist.lock` beside the suite's file; the preferences
-// backend locks a file beside the preferences (in the App Group container for a group
-// suite), so that a migration runs once across an app and its extensions. `flock` is
-// POSIX on every platform the package builds for.
+// A lock that processes running this package take before a change that must not
+// interleave with another process's: an exclusive `flock(2)` on a lock file, held while
+// the thread holds this process's turn. The file backend takes it for every write (it
+// writes the suite's file itself); the preferences backend only for migrations and
+// `resetAll()`, where `cfprefsd` orders single writes but nothing orders a whole change.
+// The file is open only while the lock is held, so that no descriptor stays open between
+// changes: a removed directory is then gone for good, and a process with many suites
+// holds no file per suite.
 
 import Foundation
 
@@ -17,35 +19,64 @@ import Musl
 
 /// This process's turn at a suite, and, within it, every process's.
 final class CrossProcessLock: @unchecked Sendable {
-    // Unchecked: `turn` guards `depth` and `descriptor`; `path` is a constant.
+    // Unchecked: `turn` guards `depth` and `held`; `held` is also reached by a
+    // suspension's expiry on another thread, under its own lock; the rest are constants.
     // `NSRecursiveLock` is thread-safe but not marked `Sendable` in every SDK.
+
+    /// How long a process waits for the lock while another holds it.
+    enum Waiting: Sendable, Equatable {
+        /// Until the other process lets go (the file backend's writes on Linux, where
+        /// every write takes the lock and no process is suspended holding it).
+        case blocking
+        /// `tries` attempts `milliseconds` apart, never blocking in the kernel; then
+        /// `DefaultsSuiteError` (`.lockBusy`).
+        case bounded(tries: Int, milliseconds: Int)
+
+        /// The preferences backend's: 50 tries, 100 ms apart (5 seconds).
+        static let preferences = Waiting.bounded(tries: 50, milliseconds: 100)
+
+        /// The waiting the changes on this task use instead of the lock's own; the tests
+        /// shorten it.
+        @TaskLocal static var overridden: Waiting?
+    }
 
     /// The lock file.
     let path: String
+    /// How long to wait for another process.
+    private let waiting: Waiting
+    /// What a lock file that cannot be made or opened does: `nil` throws; otherwise the
+    /// change goes on holding this process's turn only, and this is called the first time.
+    private let onUnavailable: (@Sendable (DefaultsSuiteError) -> Void)?
+    private let reportedUnavailable = Locked(false)
     /// Package changes take turns in this process; recursive, since a failure handler or
     /// an observer called during a change may change the suite again.
     private let turn = NSRecursiveLock()
-    /// How deep the current thread holds `turn`, and the lock file it holds while it
-    /// does: a second `flock` of the file from this process would wait for the first
-    /// forever.
+    /// How deep the current thread holds `turn` across processes: a second `flock` of the
+    /// file from this process would wait for the first forever.
     private var depth = 0
-    private var descriptor: Int32 = -1
+    /// The open lock file while the lock is held, and the activity that keeps the app
+    /// from being suspended meanwhile. Behind a lock of its own: the activity's expiry
+    /// closes the file from another thread.
+    private let held = Locked<(descriptor: Int32, activity: (any SuspensionActivity)?)>((-1, nil))
 
-    init(path: String) {
+    init(path: String, waiting: Waiting = .blocking, onUnavailable: (@Sendable (DefaultsSuiteError) -> Void)? = nil) {
         self.path = path
+        self.waiting = waiting
+        self.onUnavailable = onUnavailable
     }
 
     /// Runs `body` holding this process's turn and the lock file.
     ///
-    /// - Throws: `DefaultsSuiteError` (`.lock`) when the lock file cannot be made or
-    ///   locked; what `body` throws.
+    /// - Throws: `DefaultsSuiteError`: `.lock` when the lock file cannot be made or
+    ///   locked, or the app is being suspended; `.lockBusy` when another process held it
+    ///   through every try; what `body` throws.
     func withLock<R>(_ body: () throws -> R) throws -> R {
         try withProcessLock {
             if depth == 0 { try lockAcrossProcesses() }
             depth += 1
             defer {
                 depth -= 1
-                if depth == 0 { flock(descriptor, LOCK_UN) }
+                if depth == 0 { unlockAcrossProcesses() }
             }
             return try body()
         }
@@ -58,40 +89,102 @@ final class CrossProcessLock: @unchecked Sendable {
         return try body()
     }
 
-    /// Takes the `flock(2)`. The lock file stays open while the object lives (one per
-    /// suite, as long as the process), so that a change costs no `open(2)` for it.
-    ///
-    /// The lock is the file at the lock's path: one removed or replaced since it was
-    /// opened (a clean-up of `~/.config`) is let go of and the path opened again, so that
-    /// every process locks the same file. A missing directory is made, owner only, as
-    /// Foundation makes the preferences' own.
+    /// Opens the lock file, takes the `flock(2)`, and checks that the file locked is
+    /// still the one at the path: one removed or replaced meanwhile (a clean-up of the
+    /// directory) is let go of and the path opened again, so that every process locks the
+    /// same file. A missing directory is made, owner only, as Foundation makes the
+    /// preferences' own.
     private func lockAcrossProcesses() throws {
-        while true {
-            if descriptor < 0 {
-                var opened = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
-                if opened < 0 && errno == ENOENT {
-                    try Self.makeDirectory(containing: path)
-                    opened = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
-                }
-                guard opened >= 0 else { throw DefaultsSuiteError.system(.lock, path, errno: errno) }
-                descriptor = opened
+        let activity = try SuspensionGuards.current.map { suspension in
+            guard let activity = suspension.begin(onExpiry: { [held] in Self.letGo(held) }) else {
+                throw DefaultsSuiteError(operation: .lock, path: path, reason: "the app is being suspended")
             }
-            while flock(descriptor, LOCK_EX) != 0 {
-                guard errno == EINTR else {
-                    let code = errno
-                    close(descriptor)
-                    descriptor = -1
-                    throw DefaultsSuiteError.system(.lock, path, errno: code)
-                }
-            }
-            var held = stat()
-            var there = stat()
-            if fstat(descriptor, &held) == 0 && stat(path, &there) == 0 && held.st_ino == there.st_ino && held.st_dev == there.st_dev {
-                return
-            }
-            close(descriptor)
-            descriptor = -1
+            return activity
         }
+        let descriptor: Int32
+        do {
+            descriptor = try openLocked()
+        } catch let error as DefaultsSuiteError where error.operation == .lock && onUnavailable != nil {
+            // Held in this process only; a lock file that cannot be made never stops a change.
+            let isFirst = reportedUnavailable.withLock { reported in
+                defer { reported = true }
+                return !reported
+            }
+            if isFirst { onUnavailable?(DefaultsSuiteError(operation: .lockUnavailable, path: error.path, reason: error.reason)) }
+            activity?.end()
+            return
+        } catch {
+            activity?.end()
+            throw error
+        }
+        held.withLock { $0 = (descriptor, activity) }
+    }
+
+    private func unlockAcrossProcesses() {
+        let activity = held.withLock { $0.activity }
+        Self.letGo(held)
+        activity?.end()
+    }
+
+    /// Closes the lock file if it is open: closing lets go of the `flock(2)`. Called when
+    /// a change ends, or when the activity that held off suspension expires first.
+    private static func letGo(_ held: Locked<(descriptor: Int32, activity: (any SuspensionActivity)?)>) {
+        held.withLock { held in
+            if held.descriptor >= 0 { close(held.descriptor) }
+            held.descriptor = -1
+        }
+    }
+
+    /// The lock file, open and locked.
+    private func openLocked() throws -> Int32 {
+        let waiting = Waiting.overridden ?? waiting
+        var tries = 0
+        while true {
+            var descriptor = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+            if descriptor < 0 && errno == ENOENT {
+                try Self.makeDirectory(containing: path)
+                descriptor = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+            }
+            guard descriptor >= 0 else { throw DefaultsSuiteError.system(.lock, path, errno: errno) }
+            switch Self.lock(descriptor, waiting: waiting) {
+            case 0:
+                if Self.isStill(descriptor, at: path) { return descriptor }
+                close(descriptor)
+            case EWOULDBLOCK:
+                close(descriptor)
+                tries += 1
+                guard case .bounded(let most, let milliseconds) = waiting, tries < most else {
+                    throw DefaultsSuiteError(operation: .lockBusy, path: path, reason: Self.busyReason(waiting))
+                }
+                usleep(useconds_t(milliseconds * 1000))
+            case let code:
+                close(descriptor)
+                throw DefaultsSuiteError.system(.lock, path, errno: code)
+            }
+        }
+    }
+
+    /// Takes the lock on `descriptor`: 0, `EWOULDBLOCK` when another process holds it
+    /// and `waiting` is bounded, or another `errno`.
+    private static func lock(_ descriptor: Int32, waiting: Waiting) -> Int32 {
+        let operation = waiting == .blocking ? LOCK_EX : LOCK_EX | LOCK_NB
+        while flock(descriptor, operation) != 0 {
+            guard errno == EINTR else { return errno == EAGAIN ? EWOULDBLOCK : errno }
+        }
+        return 0
+    }
+
+    /// Whether the open file `descriptor` is the file at `path` (device and inode).
+    private static func isStill(_ descriptor: Int32, at path: String) -> Bool {
+        var held = stat()
+        var there = stat()
+        return fstat(descriptor, &held) == 0 && stat(path, &there) == 0 && held.st_ino == there.st_ino && held.st_dev == there.st_dev
+    }
+
+    /// `another process held it through 50 tries, 100 ms apart`.
+    private static func busyReason(_ waiting: Waiting) -> String {
+        guard case .bounded(let tries, let milliseconds) = waiting else { return "another process holds it" }
+        return "another process held it through \(tries) tries, \(milliseconds) ms apart"
     }
 
     /// The directory of the file at `path`, made owner only (as Foundation makes the
@@ -109,3 +202,71 @@ final class CrossProcessLock: @unchecked Sendable {
         }
     }
 }
+
+/// What keeps the app from being suspended while it holds a lock file: iOS terminates an
+/// app that is suspended holding a file lock in a shared container (exception code
+/// `0xdead10cc`).
+protocol SuspensionGuard: Sendable {
+    /// Starts an activity that holds off suspension, and calls `onExpiry` (on another
+    /// thread) if the system suspends the app anyway before it ends; `nil` when the app
+    /// is being suspended already.
+    func begin(onExpiry: @escaping @Sendable () -> Void) -> (any SuspensionActivity)?
+}
+
+/// An activity `SuspensionGuard.begin(onExpiry:)` started.
+protocol SuspensionActivity: Sendable {
+    /// Ends the activity; the app may be suspended from now on.
+    func end()
+}
+
+/// The guard a lock file is held under.
+enum SuspensionGuards {
+    /// The guard of this platform, or the one a test set on this task: the iOS family's
+    /// expiring background activity; none where apps are not suspended (macOS, Linux).
+    static var current: (any SuspensionGuard)? {
+        if let overridden { return overridden }
+        #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
+        return ExpiringActivity()
+        #else
+        return nil
+        #endif
+    }
+
+    /// The guard the lock uses on this task instead of the platform's.
+    @TaskLocal static var overridden: (any SuspensionGuard)?
+}
+
+#if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
+/// `ProcessInfo.performExpiringActivity(withReason:using:)`: its block runs on a queue of
+/// the system's and holds the activity until the lock is let go; the system calls it again
+/// with `expired` set when it is about to suspend the app, or calls it once with `expired`
+/// set when it cannot start the activity.
+private struct ExpiringActivity: SuspensionGuard {
+    private final class Activity: SuspensionActivity, @unchecked Sendable {
+        // Unchecked: a semaphore, which is thread-safe.
+        let done = DispatchSemaphore(value: 0)
+        func end() { done.signal() }
+    }
+
+    func begin(onExpiry: @escaping @Sendable () -> Void) -> (any SuspensionActivity)? {
+        let activity = Activity()
+        let started = DispatchSemaphore(value: 0)
+        let granted = Locked<Bool?>(nil)
+        ProcessInfo.processInfo.performExpiringActivity(withReason: "DefaultsCoder: a migration holds a suite's lock file") { expired in
+            let isFirstCall = granted.withLock { granted in
+                defer { if granted == nil { granted = !expired } }
+                return granted == nil
+            }
+            if isFirstCall {
+                started.signal()
+                if !expired { activity.done.wait() }
+            } else if expired {
+                onExpiry()
+                activity.end()
+            }
+        }
+        started.wait()
+        return granted.withLock { $0 } == true ? activity : nil
+    }
+}
+#endif

@@ -46,6 +46,7 @@ public struct DefaultsFailure: Error, Sendable, CustomStringConvertible {
     /// `DefaultsCoder: cannot read "owner", returning its default: Expected … at SELF.name, found Int`.
     public var description: String {
         if let report = error as? any DescribedFailure { return "DefaultsCoder: \(report)" }
+        if let report = error as? DefaultsSuiteError, report.isReportOnly { return "DefaultsCoder: \(report)" }
         let message = codingErrorContext(of: error)?.debugDescription ?? "\(error)"
         switch operation {
         case .read: return "DefaultsCoder: cannot read \"\(key)\", returning its default: \(message)"

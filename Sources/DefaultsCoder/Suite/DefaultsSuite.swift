@@ -180,16 +180,19 @@ final class DefaultsSuite: @unchecked Sendable {
     /// the first last. When `body` throws, nothing is written.
     ///
     /// Each suite is locked (on Linux in this process and every other running this
-    /// package), its own values read as they are now, and written through its backend:
-    /// on Linux the file is replaced in one rename; on Apple platforms the values go
-    /// through `set(_:forKey:)`.
+    /// package; elsewhere in every process only `acrossProcesses`), its own values read
+    /// as they are now, and written through its backend: on Linux the file is replaced in
+    /// one rename; on Apple platforms the values go through `set(_:forKey:)`.
     ///
-    /// - Parameter announcing: Whether observers hear of the change.
+    /// - Parameters:
+    ///   - announcing: Whether observers hear of the change.
+    ///   - acrossProcesses: Whether the change must not interleave with another
+    ///     process's change of the same suites (migrations, `resetAll()`).
     /// - Throws: What `body` throws; `UnreadableDefaultsFile` when a suite's file does
     ///   not parse; `DefaultsSuiteError` when one change names a suite twice, or the file
     ///   system refuses.
     static func change<R>(
-        _ objects: [UserDefaults], announcing: Bool = true, _ body: (inout Values) throws -> R
+        _ objects: [UserDefaults], announcing: Bool = true, acrossProcesses: Bool = false, _ body: (inout Values) throws -> R
     ) throws -> R {
         let suites = objects.map(DefaultsSuite.of)
         for (index, suite) in suites.enumerated() where suites[..<index].contains(where: { $0 === suite }) {
@@ -205,7 +208,7 @@ final class DefaultsSuite: @unchecked Sendable {
         let silent = isSilenced || !announcing
         let locked = suites.sorted { $0.backend.identity < $1.backend.identity }.map(\.backend)
         typealias Written = (domain: Values.Domain, arguments: [String: Any], published: ChangeFeed.Queued)
-        let (result, written) = try withLocks(on: locked[...]) { () throws -> (R, [Written]) in
+        let (result, written) = try withLocks(on: locked[...], acrossProcesses: acrossProcesses) { () throws -> (R, [Written]) in
             for domain in values.domains {
                 let (backend, defaults) = (domain.suite.backend, domain.defaults)
                 if backend.readsBeforeChanging {
@@ -247,9 +250,11 @@ final class DefaultsSuite: @unchecked Sendable {
     }
 
     /// Runs `body` holding each backend's lock in turn, in the order given.
-    private static func withLocks<R>(on backends: ArraySlice<any SuiteBackend>, _ body: () throws -> R) throws -> R {
+    private static func withLocks<R>(on backends: ArraySlice<any SuiteBackend>, acrossProcesses: Bool, _ body: () throws -> R) throws -> R {
         guard let backend = backends.first else { return try body() }
-        return try backend.withLock { try withLocks(on: backends.dropFirst(), body) }
+        return try backend.withLock(acrossProcesses: acrossProcesses) {
+            try withLocks(on: backends.dropFirst(), acrossProcesses: acrossProcesses, body)
+        }
     }
 
     /// Reports each key a change wrote or removed that a launch argument hides in this

@@ -17,8 +17,10 @@ protocol SuiteBackend: AnyObject, Sendable {
     var identity: String { get }
 
     /// Runs `body` holding the suite's lock: package changes of the suite take turns on
-    /// it, in this process (and, for a file, in every process running this package).
-    func withLock<R>(_ body: () throws -> R) throws -> R
+    /// it in this process; a file's writes, and on every backend a change made
+    /// `acrossProcesses` (a migration, `resetAll()`), also in every process running this
+    /// package.
+    func withLock<R>(acrossProcesses: Bool, _ body: () throws -> R) throws -> R
 
     /// Runs `body` holding the suite's lock within this process only: what reads the
     /// suite in order with this process's package writes, and never waits for another
@@ -83,25 +85,31 @@ final class PreferencesBackend: SuiteBackend {
     /// of an Apple platform whose name is hidden), and its own values are worked out
     /// from the other domains (`ownValues(of:)`).
     let name: String?
-    /// Package changes of this suite take turns in this process, and, for a suite of known
-    /// name, across processes on a lock file beside the preferences
-    /// (`lockPath(forSuite:)`): `cfprefsd` orders each key's writes, but nothing else
-    /// locks a whole change, and an app and its extension each migrating a shared suite
-    /// at launch would each run the migration.
+    /// Package changes of this suite take turns in this process. Migrations and
+    /// `resetAll()` of a suite of known name also take a lock file
+    /// (`lockPath(forSuite:)`), without blocking and, on the iOS family, inside an
+    /// expiring background activity: `cfprefsd` orders each key's writes, but nothing
+    /// else orders a whole change, and an app and its extension each migrating a shared
+    /// suite at launch would each run the migration. Plain writes take no file lock, as
+    /// Foundation's take none: a suspended app holding one in a shared container is
+    /// terminated.
     private let lock: CrossProcessLock
 
     init(name: String?) {
         self.name = name
-        lock = CrossProcessLock(path: name.map(Self.lockPath(forSuite:)) ?? "")
+        let identity = name ?? "UserDefaults suite"
+        lock = CrossProcessLock(path: name.map(Self.lockPath(forSuite:)) ?? "", waiting: .preferences) { error in
+            DefaultsFailure.report(DefaultsFailure(key: identity, operation: .write, error: error))
+        }
     }
 
     var identity: String { name ?? "UserDefaults suite" }
 
     var readsBeforeChanging: Bool { false }
 
-    func withLock<R>(_ body: () throws -> R) throws -> R {
+    func withLock<R>(acrossProcesses: Bool, _ body: () throws -> R) throws -> R {
         // A suite of unknown name has no lock file to share: this process's turn only.
-        guard name != nil else { return try lock.withProcessLock(body) }
+        guard acrossProcesses, name != nil else { return try lock.withProcessLock(body) }
         return try lock.withLock(body)
     }
 
@@ -110,21 +118,16 @@ final class PreferencesBackend: SuiteBackend {
     }
 
     /// The lock file of the suite `name`, where every process that can write the suite
-    /// can reach it: an App Group's suite (`group.…`) in the group's container, where the
-    /// app and its extensions share it; any other suite in the app's own container,
-    /// beside its preferences (on Linux, beside the suite's file).
+    /// can reach it (`LockPlacement`): an App Group's suite in the group's container,
+    /// where the app and its extensions share it; any other suite in the app's own
+    /// container. On Linux, beside the suite's file.
     static func lockPath(forSuite name: String) -> String {
         #if os(Linux)
-        return SuiteFile.named(name).lockPath
+        guard let placement = LockPlacement.current else { return SuiteFile.named(name).lockPath }
+        return placement.lockPath(forSuite: name)
         #else
-        let file = name + ".defaultscoder.lock"
-        if name.hasPrefix("group."),
-            let container = FileManager.default.containerURL(forSecurityApplicationGroupIdentifier: name)
-        {
-            return container.appendingPathComponent("Library/Preferences/" + file).path
-        }
-        let library = FileManager.default.urls(for: .libraryDirectory, in: .userDomainMask).first ?? FileManager.default.temporaryDirectory
-        return library.appendingPathComponent("Preferences/" + file).path
+        // Every platform but Linux has a placement.
+        return LockPlacement.current!.lockPath(forSuite: name)
         #endif
     }
 

@@ -42,8 +42,18 @@ public struct UnreadableDefaultsFile: Error, Sendable, Equatable, CustomStringCo
 public struct DefaultsSuiteError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What the suite layer was doing.
     public enum Operation: Sendable, Equatable {
-        /// Taking the lock that package writes of the file take turns on, in every process.
+        /// Taking the lock that package writes of the file take turns on, in every process
+        /// (on Apple platforms, the lock migrations and `resetAll()` take).
         case lock
+        /// Taking the lock of a migration or `resetAll()` on Apple platforms while another
+        /// process held it through every try (50 tries, 100 ms apart): the package never
+        /// waits for a lock without end, since a process stopped in a debugger, or an app
+        /// suspended while holding it, would stall every other. Try again later.
+        case lockBusy
+        /// Making the lock file migrations and `resetAll()` take across processes on Apple
+        /// platforms: they go on with this process's lock only. Reported once per suite to
+        /// `DefaultsFailure.handler`, never thrown.
+        case lockUnavailable
         /// Writing the file's new contents next to it and renaming them over it.
         case write
         /// Moving an unreadable file aside.
@@ -56,6 +66,9 @@ public struct DefaultsSuiteError: Error, Sendable, Equatable, CustomStringConver
         /// same suite, and the key would be written and then removed. Make the object
         /// with `UserDefaults.suite(named:)`.
         case unknownSuiteName
+        /// Making the suite of an App Group (`UserDefaults.suite(appGroup:)`) whose
+        /// identifier is in neither of Apple's forms, or of which Foundation makes no suite.
+        case appGroup
         /// Watching the file for other processes' changes (Linux's inotify): observation
         /// goes on, polling the file instead. Reported to `DefaultsFailure.handler`, never
         /// thrown.
@@ -78,17 +91,28 @@ public struct DefaultsSuiteError: Error, Sendable, Equatable, CustomStringConver
         if operation == .watch {
             return "Cannot watch the UserDefaults file \(path) for other processes' changes: \(reason). Its changes are polled for instead."
         }
+        if operation == .appGroup {
+            return "Cannot make the App Group suite \(path): \(reason)."
+        }
+        if operation == .lockUnavailable {
+            return "Cannot make the lock file \(path) that migrations and resetAll() take across processes: \(reason). "
+                + "They take this process's lock only."
+        }
         let doing: String
         switch operation {
-        case .lock: doing = "lock"
+        case .lock, .lockBusy, .lockUnavailable: doing = "lock"
         case .write: doing = "write"
         case .moveAside: doing = "move aside"
         case .sameSuiteTwice: doing = "write twice in one change"
         case .unknownSuiteName: doing = "move keys between suites through"
         case .watch: doing = "watch"
+        case .appGroup: doing = "make the App Group suite"
         }
         return "Cannot \(doing) the UserDefaults file \(path): \(reason). Nothing was changed."
     }
+
+    /// Whether the error is only ever reported, never thrown: something poorer goes on.
+    var isReportOnly: Bool { operation == .watch || operation == .lockUnavailable }
 
     /// The error for `operation` on `path`, from the C library's `errno`.
     static func system(_ operation: Operation, _ path: String, errno code: Int32) -> DefaultsSuiteError {

@@ -166,8 +166,10 @@ final class SuiteFile: @unchecked Sendable {
     // MARK: - Lock
 
     /// Runs `body` holding this process's turn and an exclusive `flock(2)` on `FILE.lock`
-    /// next to the file, which every process running this package takes before writing.
-    func withLock<R>(_ body: () throws -> R) throws -> R {
+    /// next to the file, which every process running this package takes before writing
+    /// (whether or not the change asks for it `acrossProcesses`: the file is written
+    /// whole).
+    func withLock<R>(acrossProcesses _: Bool = true, _ body: () throws -> R) throws -> R {
         try lock.withLock(body)
     }
 
