@@ -392,20 +392,23 @@ final class ChangeFeed: @unchecked Sendable {
 
 /// Foundation's `didChangeNotification`, heard once per process from the first
 /// subscription on: every feed with subscribers reads its keys again. (What an object
-/// announces may show in every suite: a registration, a launch argument.)
+/// announces may show in every suite: a registration, a launch argument.) So does the
+/// app's return to the foreground: key-value observing may not deliver what changed
+/// while the app was suspended.
 enum FoundationAnnouncements {
-    private static let token = Locked<(any NSObjectProtocol)?>(nil)
+    private static let observers = Locked<(token: (any NSObjectProtocol)?, activation: AppActivation.Observation?)>((nil, nil))
 
     static func listen() {
-        token.withLock { token in
-            guard token == nil else { return }
-            token = NotificationCenter.default.addObserver(forName: UserDefaults.didChangeNotification, object: nil, queue: nil) { _ in
+        observers.withLock { observers in
+            guard observers.token == nil else { return }
+            observers.token = NotificationCenter.default.addObserver(forName: UserDefaults.didChangeNotification, object: nil, queue: nil) { _ in
                 // A change the package is writing on this thread (Apple's Foundation
                 // announces each of its `set(_:forKey:)` calls as it makes it) is
                 // published by the package once it is written whole.
                 if DefaultsSuite.isWriting { return }
                 ChangeFeed.recheckAll()
             }
+            observers.activation = AppActivation.observe { ChangeFeed.recheckAll() }
         }
     }
 }

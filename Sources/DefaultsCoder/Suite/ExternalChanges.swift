@@ -44,7 +44,14 @@ enum ExternalChanges {
     static func watch(
         _ backend: any SuiteBackend, through defaults: UserDefaults?, reportingAs key: String, onChange: @escaping @Sendable () -> Void
     ) -> (any ExternalChangesToken)? {
-        let observations = (defaults as? any KeyValueObservable).map { KeyValueObservations(defaults: $0, onChange: onChange) }
+        #if canImport(ObjectiveC)
+        // Apple's `UserDefaults` is key-value observable itself.
+        let observable: (any KeyValueObservable)? = defaults
+        #else
+        // Here only the tests' double of Apple's is.
+        let observable = defaults as? any KeyValueObservable
+        #endif
+        let observations = observable.map { KeyValueObservations(defaults: $0, onChange: onChange) }
         var notifications: (any ExternalChangesToken)?
         #if os(Linux)
         let onFailure: @Sendable (DefaultsSuiteError) -> Void = { error in
@@ -110,16 +117,15 @@ protocol KeyValueObservable: AnyObject {
     func removeKeyObserver(_ observer: KeyValueObservations, forKey key: String)
 }
 
-/// Key-value observing of a suite's observed keys. Keys with a dot, and keys beginning
-/// with `@`, are left out: key-value observing takes the dot for a path and `@` for a
-/// collection operator.
+/// Key-value observing of a suite's observed keys. Keys with a dot, keys beginning with
+/// `@` and the empty key are left out: key-value observing takes the dot for a path and
+/// `@` for a collection operator, and the empty key path names no property.
 final class KeyValueObservations: @unchecked Sendable {
-    // Unchecked: `defaults`, `onChange` and `recheckSoon` are constants; `observed` is
+    // Unchecked: `defaults` and `recheckSoon` are constants; `observed` is
     // behind a lock. Apple's key-value observing does not retain its observers: this
     // object keeps the trampoline it registers, and the token keeps this object.
     private let defaults: any KeyValueObservable
-    private let onChange: @Sendable () -> Void
-    /// The recheck a change heard during a package write schedules.
+    /// The recheck each change heard schedules: coalesced, on a queue of the package's.
     private let recheckSoon: Coalesced
     private let observed = Locked<(keys: Set<String>, isCancelled: Bool)>(([], false))
     #if canImport(ObjectiveC)
@@ -128,13 +134,12 @@ final class KeyValueObservations: @unchecked Sendable {
 
     init(defaults: any KeyValueObservable, onChange: @escaping @Sendable () -> Void) {
         self.defaults = defaults
-        self.onChange = onChange
         recheckSoon = Coalesced(on: .global(), onChange)
     }
 
     /// Whether key-value observing can observe `key` as one key.
     static func isObservable(_ key: String) -> Bool {
-        !key.contains(".") && !key.hasPrefix("@")
+        !key.isEmpty && !key.contains(".") && !key.hasPrefix("@")
     }
 
     func listen(to keys: () -> Set<String>) {
@@ -160,13 +165,15 @@ final class KeyValueObservations: @unchecked Sendable {
         observed = wanted
     }
 
-    /// A change of an observed key, on the thread that made it.
+    /// A change of an observed key, on the thread that made it, inside Foundation's
+    /// callback: rechecked on a queue of the package's, never here. Foundation may hold a
+    /// lock of its own while it calls, and a recheck takes the suite's lock, which a
+    /// package write on another thread holds while it calls into Foundation. A change
+    /// made during a package write of this thread (its own, published when written whole,
+    /// or another process's that Apple's preferences hand over from inside `set`) is
+    /// rechecked once the write is done, never dropped; the feed publishes only what
+    /// differs from what it published.
     func keyDidChange() {
-        guard DefaultsSuite.isWriting else { return onChange() }
-        // During a package write of this thread: its own change, published when written
-        // whole, or another process's that Apple's preferences hand over from inside
-        // `set`. Rechecked once the write is done, never dropped; the feed publishes only
-        // what differs from what it published.
         recheckSoon.call()
     }
 }

@@ -15,9 +15,11 @@ import Foundation
 /// let sync = CloudSync(.standard, store: UbiquitousKeyValueStore())
 /// try sync.add(.theme, .fontSize)
 /// try sync.start()
-/// // When the app comes to the foreground:
-/// sync.refresh()
 /// ```
+///
+/// A running engine refreshes each time the app becomes active (UIKit's, an app
+/// extension's host's, WatchKit's or AppKit's notification), unless it was made with
+/// `refreshesWhenActive: false`.
 ///
 /// A key that holds no stored value (it shows its default) is never uploaded; the last
 /// edit wins, on every device; removals travel; and a value another device wrote is
@@ -46,6 +48,7 @@ public final class CloudSync: @unchecked Sendable {
     private let limits: CloudStoreLimits
     private let retryDelay: TimeInterval
     private let clock: @Sendable () -> Date
+    private let refreshesWhenActive: Bool
     private let state = Locked(State())
 
     private struct State {
@@ -56,6 +59,7 @@ public final class CloudSync: @unchecked Sendable {
         var waiters: [CheckedContinuation<Void, Never>] = []
         var subscriber: FeedSubscriber?
         var storeSubscription: CloudStoreSubscription?
+        var activation: AppActivation.Observation?
         /// Whether writes were discarded before the first download; until it is seen
         /// complete, the next server change or retry reconciles every key.
         var awaitsDownload = false
@@ -89,15 +93,18 @@ public final class CloudSync: @unchecked Sendable {
     ///   - retryDelay: How long after writes were discarded before the first download
     ///     the engine makes them again, in seconds, unless a server change comes first.
     ///   - clock: The clock edits are stamped with.
+    ///   - refreshesWhenActive: Whether a running engine calls `refresh()` each time the
+    ///     app becomes active.
     public init(
         _ defaults: UserDefaults, store: any CloudKeyValueStore, limits: CloudStoreLimits = .iCloud,
-        retryDelay: TimeInterval = 10, clock: @escaping @Sendable () -> Date = { Date() }
+        retryDelay: TimeInterval = 10, clock: @escaping @Sendable () -> Date = { Date() }, refreshesWhenActive: Bool = true
     ) {
         self.defaults = defaults
         self.store = store
         self.limits = limits
         self.retryDelay = retryDelay
         self.clock = clock
+        self.refreshesWhenActive = refreshesWhenActive
     }
 
     deinit {
@@ -192,31 +199,34 @@ public final class CloudSync: @unchecked Sendable {
         }
         if !keys.isEmpty { DefaultsSuite.of(defaults).feed.subscribe(subscriber, to: keys, through: defaults, initial: false) }
         let subscription = store.observeChanges { [weak self] change in self?.enqueue(.remote(change)) }
-        state.withLock { $0.storeSubscription = subscription }
+        let activation = refreshesWhenActive ? AppActivation.observe { [weak self] in self?.refresh() } : nil
+        state.withLock { ($0.storeSubscription, $0.activation) = (subscription, activation) }
         enqueue(.start)
     }
 
     /// Stops syncing. Values stay as they are; records of what is still to upload stay
     /// in the suite, for the next start.
     public func stop() {
-        let (subscriber, subscription) = state.withLock { state in
+        let (subscriber, subscription, activation) = state.withLock { state in
             defer {
                 state.subscriber = nil
                 state.storeSubscription = nil
+                state.activation = nil
                 state.status = .stopped
                 state.queue = []
             }
-            return (state.subscriber, state.storeSubscription)
+            return (state.subscriber, state.storeSubscription, state.activation)
         }
         subscription?.cancel()
+        activation?.cancel()
         guard let subscriber else { return }
         let suite = DefaultsSuite.of(defaults)
         suite.feed.unsubscribe(subscriber)
         _ = CloudSync.synced.withLock { $0.remove(ObjectIdentifier(suite)) }
     }
 
-    /// Exchanges changes with the cloud and reconciles every key. Call it when the app
-    /// comes to the foreground (the package imports no UIKit to learn of it).
+    /// Exchanges changes with the cloud and reconciles every key. A running engine calls
+    /// it each time the app becomes active, unless made with `refreshesWhenActive: false`.
     public func refresh() {
         enqueue(.refresh)
     }
@@ -292,9 +302,11 @@ public final class CloudSync: @unchecked Sendable {
             state.withLock { $0.uploadedSinceChange = change.reason == .quotaViolation ? $0.uploadedSinceChange : [] }
             switch change.reason {
             case .serverChange:
-                guard status == .running else { return }
+                // The store may have become able to sync (an account signed in); a change
+                // that names no keys may be of any (Apple documents the keys as optional).
+                guard status == .running || updateStatus() == .running else { return }
                 state.withLock { $0.awaitsDownload = false }
-                reconcile(awaitsDownload ? keys : keys.filter(change.keys.contains))
+                reconcile(awaitsDownload || change.keys.isEmpty ? keys : keys.filter(change.keys.contains))
             case .initialSync:
                 state.withLock { $0.awaitsDownload = true }
                 scheduleRetry()

@@ -13,7 +13,7 @@ struct ExternalChangesTests {
 
     @Test(
         "key-value observing: which keys are observed",
-        arguments: [("plain", true), ("with.dot", false), ("@count", false), ("trailing.", false), ("mid@dle", true)])
+        arguments: [("plain", true), ("with.dot", false), ("@count", false), ("trailing.", false), ("mid@dle", true), ("", false)])
     func observable(key: String, expected: Bool) {
         #expect(KeyValueObservations.isObservable(key) == expected)
     }
@@ -99,18 +99,23 @@ struct ExternalChangesTests {
         #expect(double.keyObserverCount == 0)
     }
 
+    /// Whether the code running now was called from inside a test's call into Foundation.
+    @TaskLocal private static var insideFoundationsCallback = false
+
     @Test(
-        "a change Apple's preferences hand over by key-value observing alone — no announcement, no file written — is heard",
+        "a change Apple's preferences hand over by key-value observing alone — no announcement, no file written — is heard, rechecked on a queue of the package's, never inside Foundation's callback",
         .enabled(if: Backend.isEmulatedApple))
     func keyValueObservedChange() async throws {
         let suite = TestSuite()
         let double = try #require(suite.defaults as? AppleUserDefaults)
         let key = DefaultsKey<Int>(plainKey("watched"), default: 0)
-        let heard = Recorded<Int>()
-        let observation = suite.defaults.observe(key, initial: false) { _, new in heard.append(new) }
+        let heard = Recorded<(value: Int, inside: Bool)>()
+        let observation = suite.defaults.observe(key, initial: false) { _, new in heard.append((new, Self.insideFoundationsCallback)) }
         defer { observation.cancel() }
-        double.receiveFromAnotherProcess(4, forKey: key.name)
-        #expect(heard.values == [4])
+        Self.$insideFoundationsCallback.withValue(true) { double.receiveFromAnotherProcess(4, forKey: key.name) }
+        #expect(await eventually { !heard.values.isEmpty })
+        #expect(heard.values.map(\.value) == [4])
+        #expect(heard.values.map(\.inside) == [false])
     }
 
     @Test(

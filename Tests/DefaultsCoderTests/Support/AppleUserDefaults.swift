@@ -93,6 +93,13 @@ final class AppleUserDefaults: UserDefaults, KeyValueObservable {
         for observer in observers { observer.keyDidChange() }
     }
 
+    /// Takes in a change another process made to `key` while this app was suspended:
+    /// the value changes, and key-value observing delivers nothing (Apple does not
+    /// promise it does).
+    func receiveWhileSuspended(_ value: Int, forKey key: String) {
+        super.set(value as Any?, forKey: key)
+    }
+
     /// Calls the key-value observers of `key`, then posts `didChangeNotification`.
     private func announce(_ key: String?) {
         if let key {

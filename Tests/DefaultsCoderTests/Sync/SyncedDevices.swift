@@ -88,3 +88,36 @@ struct SeededRandom: RandomNumberGenerator {
     var entropy: SeededEntropy
     mutating func next() -> UInt64 { entropy.next() }
 }
+
+/// A device's store as an adapter with no account check of its own sees it (iCloud's:
+/// `hasAccount` is the protocol's `true`), counting `synchronize()` calls, and, when
+/// asked, reporting changes without their keys, as Apple may (the changed keys are
+/// optional in its notification; an identity change names none).
+final class ForwardingStore: CloudKeyValueStore, @unchecked Sendable {
+    // Unchecked: constants, and a counter behind a lock.
+    let device: SimulatedCloud.Device
+    let reportsKeys: Bool
+    private let synchronizations = Locked(0)
+
+    init(_ device: SimulatedCloud.Device, reportsKeys: Bool = true) {
+        self.device = device
+        self.reportsKeys = reportsKeys
+    }
+
+    var synchronizeCount: Int { synchronizations.withLock { $0 } }
+
+    func object(forKey key: String) -> Any? { device.object(forKey: key) }
+    func set(_ value: Any, forKey key: String) { device.set(value, forKey: key) }
+    func removeObject(forKey key: String) { device.removeObject(forKey: key) }
+    var dictionaryRepresentation: [String: Any] { device.dictionaryRepresentation }
+
+    func synchronize() -> Bool {
+        synchronizations.withLock { $0 += 1 }
+        return device.synchronize()
+    }
+
+    func observeChanges(_ handler: @escaping @Sendable (CloudStoreChange) -> Void) -> CloudStoreSubscription {
+        let reportsKeys = reportsKeys
+        return device.observeChanges { change in handler(reportsKeys ? change : CloudStoreChange(reason: change.reason, keys: [])) }
+    }
+}
