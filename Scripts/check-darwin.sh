@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The library's Darwin branches (`#if canImport(Darwin)`, `canImport(ObjectiveC)`,
+# `os(iOS)`, …) never compile in a Linux build. Here they are type-checked, with warnings
+# as errors, against Scripts/darwin-stub/ — the declarations of Darwin, the Objective-C
+# runtime, libnotify and Apple's Foundation additions the package calls — and
+# Scripts/combine-stub/, for macOS and for iOS (the iOS family's own branches: the
+# expiring background activity). Scripts/darwin-sources.py rewrites each `#if` for the
+# platform. The stubs prove the code type-checks against those signatures, not that it
+# runs, nor that each API is available at the package's minimum versions
+# (CONTRIBUTING.md, Platforms).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if ! command -v swiftc >/dev/null 2>&1; then export PATH="/opt/swift/usr/bin:$PATH"; fi
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+stub() { # MODULE FILE...
+    swiftc -emit-module -parse-as-library -module-name "$1" -swift-version 6 -I "$work/modules" "${@:2}" -o "$work/modules/$1.swiftmodule"
+}
+mkdir -p "$work/modules"
+stub Darwin Scripts/darwin-stub/Darwin.swift
+stub ObjectiveC Scripts/darwin-stub/ObjectiveC.swift
+stub notify Scripts/darwin-stub/notify.swift
+stub AppleFoundation Scripts/darwin-stub/AppleFoundation.swift
+stub Combine Scripts/combine-stub/Combine.swift
+for platform in macOS iOS; do
+    rm -rf "$work/sources"
+    python3 Scripts/darwin-sources.py "$platform" Sources/DefaultsCoder "$work/sources"
+    files=()
+    while IFS= read -r file; do files+=("$file"); done < <(find "$work/sources" -name '*.swift' | sort)
+    swiftc -typecheck -parse-as-library -module-name DefaultsCoder -package-name DefaultsCoder -swift-version 6 \
+        -enable-upcoming-feature ExistentialAny -warnings-as-errors -I "$work/modules" "${files[@]}"
+    echo "the Darwin branches type-check for $platform against the stubs"
+done
