@@ -2,7 +2,7 @@
 # The library's Darwin branches (`#if canImport(Darwin)`, `canImport(ObjectiveC)`,
 # `os(iOS)`, …) never compile in a Linux build. Here they are type-checked, with warnings
 # as errors, against Scripts/darwin-stub/ — the declarations of Darwin, the Objective-C
-# runtime, libnotify and Apple's Foundation additions the package calls — and
+# runtime, libnotify, SwiftUI and Apple's Foundation additions the package calls — and
 # Scripts/combine-stub/, for macOS and for iOS (the iOS family's own branches: the
 # expiring background activity). Scripts/darwin-sources.py rewrites each `#if` for the
 # platform. The stubs prove the code type-checks against those signatures, not that it
@@ -22,6 +22,7 @@ stub ObjectiveC Scripts/darwin-stub/ObjectiveC.swift
 stub notify Scripts/darwin-stub/notify.swift
 stub AppleFoundation Scripts/darwin-stub/AppleFoundation.swift
 stub Combine Scripts/combine-stub/Combine.swift
+stub SwiftUI Scripts/darwin-stub/SwiftUI.swift
 for platform in macOS iOS; do
     rm -rf "$work/sources"
     python3 Scripts/darwin-sources.py "$platform" Sources/DefaultsCoder "$work/sources"

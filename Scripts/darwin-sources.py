@@ -15,10 +15,10 @@ import re
 import sys
 
 # What each platform's SDK can import, of the modules the package names; the stubs
-# stand in for those Linux lacks (Darwin, ObjectiveC, notify, Combine).
+# stand in for those Linux lacks (Darwin, ObjectiveC, notify, Combine, SwiftUI).
 MODULES = {
-    "macOS": {"Darwin", "ObjectiveC", "Foundation", "Dispatch", "notify", "Combine", "Observation"},
-    "iOS": {"Darwin", "ObjectiveC", "Foundation", "Dispatch", "notify", "Combine", "Observation"},
+    "macOS": {"Darwin", "ObjectiveC", "Foundation", "Dispatch", "notify", "Combine", "Observation", "SwiftUI"},
+    "iOS": {"Darwin", "ObjectiveC", "Foundation", "Dispatch", "notify", "Combine", "Observation", "SwiftUI"},
 }
 
 

@@ -1,5 +1,5 @@
 // The declarations of Combine this package uses, as Apple documents them, so that its
-// Combine code (`#if canImport(Combine)`) type-checks on Linux: Scripts/check-combine.sh.
+// Combine code (`#if canImport(Combine)`) type-checks on Linux: Scripts/check-darwin.sh.
 // Signatures only; nothing here runs.
 
 public protocol Cancellable { func cancel() }
@@ -27,4 +27,15 @@ public protocol TopLevelEncoder {
 public protocol TopLevelDecoder {
     associatedtype Input
     func decode<T: Decodable>(_ type: T.Type, from: Input) throws -> T
+}
+public final class ObservableObjectPublisher: Publisher, @unchecked Sendable {
+    public typealias Output = Void
+    public typealias Failure = Never
+    public init() {}
+    public func send() {}
+    public func receive<S: Subscriber>(subscriber: S) where S.Input == Void, S.Failure == Never {}
+}
+public protocol ObservableObject: AnyObject {
+    associatedtype ObjectWillChangePublisher: Publisher = ObservableObjectPublisher where ObjectWillChangePublisher.Failure == Never
+    var objectWillChange: ObjectWillChangePublisher { get }
 }

@@ -177,6 +177,8 @@ func run(_ arguments: [String]) -> Int32 {
             FileHandle.standardError.write(Data("\(error)\n".utf8))
             return 1
         }
+    case "throwaway-defaults" where arguments.count == 2:
+        return throwawayDefaults(rounds: Int(arguments[1]) ?? 10)
     case "standard-pair" where arguments.count == 3:
         return standardPair(rounds: Int(arguments[1]) ?? 10, observed: arguments[2] == "observed")
     case "keys" where arguments.count == 4:
@@ -318,10 +320,48 @@ func standardPair(rounds: Int, observed: Bool) -> Int32 {
     return 0
 }
 
+/// Two threads, each with a throwaway suite as its default suite, write and read
+/// settings through wrappers made without a suite, `rounds` times; prints how many reads
+/// gave another thread's value, then the files left in the config directory.
+func throwawayDefaults(rounds: Int) -> Int32 {
+    struct Settings {
+        @UserDefault("volume") var volume = 0
+        @UserDefault("name") var name: String?
+    }
+    let mixedUp = Heard()
+    let done = DispatchGroup()
+    for number in 1...2 {
+        done.enter()
+        Thread {
+            // Released before the thread says it is done: its files go with it.
+            do {
+                let suite = ThrowawaySuite("thread\(number)")
+                UserDefaults.withDefaultSuite(suite.defaults) {
+                    for round in 1...max(rounds, 1) {
+                        let settings = Settings()
+                        settings.volume = number * 1000 + round
+                        settings.name = "thread \(number)"
+                        let again = Settings()
+                        if again.volume != number * 1000 + round || again.name != "thread \(number)" { mixedUp.add(1) }
+                    }
+                }
+            }
+            done.leave()
+        }.start()
+    }
+    done.wait()
+    print(mixedUp.value)
+    let directory = ProcessInfo.processInfo.environment["XDG_CONFIG_HOME"] ?? ""
+    let left = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+    print(left.sorted().joined(separator: ","))
+    return 0
+}
+
 /// The last value an observer heard.
 final class Heard: @unchecked Sendable {
     private let lock = NSLock()
     private var last = 0
     func set(_ value: Int) { lock.withLock { last = value } }
+    func add(_ value: Int) { lock.withLock { last += value } }
     var value: Int { lock.withLock { last } }
 }

@@ -88,6 +88,9 @@ public final class DefaultsKey<Value: Codable & Sendable>: DefaultsKeys, @unchec
     /// as a blob; `nil` reads the native form only.
     public let legacyFormat: LegacyFormat?
 
+    /// What a read does when a stored dictionary lacks fields the value's type requires.
+    public let missingFields: MissingFields
+
     /// Creates a key.
     ///
     /// - Parameters:
@@ -95,9 +98,13 @@ public final class DefaultsKey<Value: Codable & Sendable>: DefaultsKeys, @unchec
     ///   - defaultValue: The value read when nothing is stored.
     ///   - legacy: The blob format to fall back to when the stored value is not in the
     ///     native form; the next write replaces it with the native form.
-    public init(_ name: String, default defaultValue: Value, legacy: LegacyFormat? = nil) {
+    ///   - missingFields: What a read does when the stored value lacks fields the type
+    ///     requires: `.fromDefault` takes them from `defaultValue`, for a settings struct
+    ///     that gains fields in a new version of the app.
+    public init(_ name: String, default defaultValue: Value, legacy: LegacyFormat? = nil, missingFields: MissingFields = .fail) {
         self.makeDefault = { defaultValue }
         self.legacyFormat = legacy
+        self.missingFields = missingFields
         super.init(name: name)
     }
 
@@ -113,11 +120,16 @@ public final class DefaultsKey<Value: Codable & Sendable>: DefaultsKeys, @unchec
     /// - Parameters:
     ///   - name: The key's name in `UserDefaults`; dots are allowed.
     ///   - legacy: The blob format stored values may be in.
+    ///   - missingFields: What a read does when the stored value lacks fields the type
+    ///     requires.
     ///   - makeDefault: Gives the default; called at each read that needs it, on the
     ///     reading thread.
-    public init(_ name: String, legacy: LegacyFormat? = nil, default makeDefault: @escaping @Sendable () -> Value) {
+    public init(
+        _ name: String, legacy: LegacyFormat? = nil, missingFields: MissingFields = .fail, default makeDefault: @escaping @Sendable () -> Value
+    ) {
         self.makeDefault = makeDefault
         self.legacyFormat = legacy
+        self.missingFields = missingFields
         super.init(name: name)
     }
 
@@ -130,6 +142,7 @@ public final class DefaultsKey<Value: Codable & Sendable>: DefaultsKeys, @unchec
     public init(_ name: String, legacy: LegacyFormat? = nil) where Value: DefaultsOptional {
         self.makeDefault = { nil }
         self.legacyFormat = legacy
+        self.missingFields = .fail
         super.init(name: name)
     }
 

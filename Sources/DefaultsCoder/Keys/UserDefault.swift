@@ -7,13 +7,17 @@ import Foundation
 ///     @UserDefault("hasSeenSplashScreen") var hasSeenSplashScreen = false
 ///     @UserDefault("name") var name: String?
 ///     @UserDefault(.launchCount) var launchCount
-///     @UserDefault("volume", store: UserDefaults(suiteName: "group.example")!) var volume = 0.5
+///     @UserDefault("volume", store: UserDefaults.suite(named: "group.com.example.app")) var volume = 0.5
 /// }
 ///
 /// settings.launchCount += 1
 /// settings.$launchCount.reset()
 /// let observation = settings.$launchCount.observe(initial: false) { old, new in print(old, new) }
 /// ```
+///
+/// A wrapper made without a `store:` keeps its value in `UserDefaults.defaultSuite`,
+/// `.standard` unless a test or a preview chose another with
+/// `UserDefaults.withDefaultSuite(_:operation:)`.
 ///
 /// Reading and writing never throw: a stored value that does not decode reads as the
 /// default, and a value that cannot be stored leaves the stored one as it was; both are
@@ -32,10 +36,10 @@ public struct UserDefault<Value: Codable & Sendable>: @unchecked Sendable {
     ///
     /// - Parameters:
     ///   - key: The typed key, with its default.
-    ///   - store: Where to store the value; `.standard` unless given.
-    public init(_ key: DefaultsKey<Value>, store: UserDefaults = .standard) {
+    ///   - store: Where to store the value; `UserDefaults.defaultSuite` unless given.
+    public init(_ key: DefaultsKey<Value>, store: UserDefaults? = nil) {
         self.key = key
-        self.store = store
+        self.store = store ?? .defaultSuite
     }
 
     /// A property named `name` whose default is the value it is initialised with:
@@ -44,8 +48,8 @@ public struct UserDefault<Value: Codable & Sendable>: @unchecked Sendable {
     /// - Parameters:
     ///   - wrappedValue: The default value.
     ///   - name: The key's name; dots are allowed.
-    ///   - store: Where to store the value; `.standard` unless given.
-    public init(wrappedValue: Value, _ name: String, store: UserDefaults = .standard) {
+    ///   - store: Where to store the value; `UserDefaults.defaultSuite` unless given.
+    public init(wrappedValue: Value, _ name: String, store: UserDefaults? = nil) {
         self.init(DefaultsKey(name, default: wrappedValue), store: store)
     }
 
@@ -53,8 +57,8 @@ public struct UserDefault<Value: Codable & Sendable>: @unchecked Sendable {
     ///
     /// - Parameters:
     ///   - name: The key's name; dots are allowed.
-    ///   - store: Where to store the value; `.standard` unless given.
-    public init(_ name: String, store: UserDefaults = .standard) where Value: DefaultsOptional {
+    ///   - store: Where to store the value; `UserDefaults.defaultSuite` unless given.
+    public init(_ name: String, store: UserDefaults? = nil) where Value: DefaultsOptional {
         self.init(DefaultsKey(name), store: store)
     }
 

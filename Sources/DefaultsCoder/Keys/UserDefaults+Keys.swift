@@ -166,6 +166,7 @@ extension UserDefaults {
             try throwIfFileUnreadable()
             return key.defaultValue
         }
+        if key.missingFields == .fromDefault { return try MissingFields.decode(stored, for: key) }
         return try LegacyFormat.decodeStored(Value.self, from: stored, legacy: key.legacyFormat)
     }
 
