@@ -11,6 +11,8 @@ if ! command -v swift >/dev/null 2>&1; then export PATH="/opt/swift/usr/bin:$PAT
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/Sources/ReadmeExamples"
+# Named as the repository is, so that the package's identity is the install line's.
+ln -s "$root" "$work/DefaultsCoder"
 python3 - "$root/README.md" > "$work/Sources/ReadmeExamples/main.swift" <<'PYTHON'
 import re, sys
 text = open(sys.argv[1]).read()
@@ -28,16 +30,17 @@ let package = Package(
     name: "ReadmeExamples",
     platforms: [.macOS(.v13), .iOS(.v15), .tvOS(.v15), .watchOS(.v8), .visionOS(.v1)],
     dependencies: [
-        .package(url: "file://$root", branch: "main"),
+        .package(url: "file://$work/DefaultsCoder", branch: "main"),
     ],
     targets: [
-        .executableTarget(name: "ReadmeExamples", dependencies: [.product(name: "DefaultsCoder", package: "DefaultsCoder")]),
+        .executableTarget(name: "ReadmeExamples", dependencies: ["DefaultsCoder"]),
     ]
 )
 SWIFT
 # A config directory of its own: the examples write the program's own suite.
 export XDG_CONFIG_HOME="$work/config"
-swift build --package-path "$work"
-swift run --package-path "$work" --skip-build ReadmeExamples
-swift run --package-path "$work" --skip-build ReadmeExamples
+# Warnings as errors: an example that warns when pasted is a bug of the README's.
+swift build --package-path "$work" -Xswiftc -warnings-as-errors
+swift run --package-path "$work" --skip-build -Xswiftc -warnings-as-errors ReadmeExamples
+swift run --package-path "$work" --skip-build -Xswiftc -warnings-as-errors ReadmeExamples
 echo "the README's examples build and run as pasted"
