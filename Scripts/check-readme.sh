@@ -22,6 +22,9 @@ for block in re.findall(r"```swift\n(.*?)```", text, re.S):
         continue
     print(block)
 PYTHON
+# The branch checked out (the README names `main`), or the commit where none is.
+branch="$(git rev-parse --abbrev-ref HEAD)"
+if [ "$branch" = HEAD ]; then requirement="revision: \"$(git rev-parse HEAD)\""; else requirement="branch: \"$branch\""; fi
 cat > "$work/Package.swift" <<SWIFT
 // swift-tools-version: 6.0
 import PackageDescription
@@ -30,7 +33,7 @@ let package = Package(
     name: "ReadmeExamples",
     platforms: [.macOS(.v13), .iOS(.v15), .tvOS(.v15), .watchOS(.v8), .visionOS(.v1)],
     dependencies: [
-        .package(url: "file://$work/DefaultsCoder", branch: "main"),
+        .package(url: "file://$work/DefaultsCoder", $requirement),
     ],
     targets: [
         .executableTarget(name: "ReadmeExamples", dependencies: ["DefaultsCoder"]),

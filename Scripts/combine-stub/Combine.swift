@@ -28,7 +28,7 @@ public protocol TopLevelDecoder {
     associatedtype Input
     func decode<T: Decodable>(_ type: T.Type, from: Input) throws -> T
 }
-public final class ObservableObjectPublisher: Publisher, @unchecked Sendable {
+public final class ObservableObjectPublisher: Publisher {
     public typealias Output = Void
     public typealias Failure = Never
     public init() {}

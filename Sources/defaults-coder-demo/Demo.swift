@@ -48,7 +48,7 @@ struct Demo {
     }
 
     static func runDemo() throws {
-        guard let defaults = UserDefaults(suiteName: suiteName) else {
+        guard let defaults = UserDefaults.suite(named: suiteName) else {
             print("Cannot open the suite \(suiteName)")
             exit(1)
         }

@@ -5,6 +5,7 @@
 
 import Foundation
 
+/// The suite property wrappers use when none is named.
 extension UserDefaults {
     /// The suite a property wrapper made without a `store:` keeps its value in: `.standard`,
     /// or within `withDefaultSuite(_:operation:)` on this task, the suite given there.

@@ -38,9 +38,11 @@ final class DefaultsValueBox<Value: Codable & Sendable>: ObservableObject, @unch
     ) {
         self.key = key
         self.store = store
-        let publisher = objectWillChange
-        // The observation holds the publisher, not the box: a released box stops it.
-        observation = store.observe(key, initial: false) { _, _ in deliver { publisher.send() } }
+        // Weakly: the box holds the observation, and a released box ends it.
+        observation = store.observe(key, initial: false) { [weak self] _, _ in
+            guard let self else { return }
+            deliver { self.objectWillChange.send() }
+        }
     }
 
     /// The value: the stored one or the default; a set stores it, as the subscript does.

@@ -77,7 +77,7 @@ extension UserDefaults {
     /// every migration again over the values written after the reset.
     ///
     /// ```swift
-    /// try UserDefaults(suiteName: "scratch")!.resetAll()
+    /// try UserDefaults.suite(named: "scratch")?.resetAll()
     /// ```
     ///
     /// - Throws: `UnreadableDefaultsFile` when the suite's file does not parse (nothing

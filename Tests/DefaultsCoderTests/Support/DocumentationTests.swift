@@ -155,7 +155,7 @@ struct DocumentationTests {
             @UserDefault("hasSeenSplashScreen") var hasSeenSplashScreen = false
             @UserDefault("name") var name: String?
             @UserDefault(.launchCount) var launchCount
-            @UserDefault("volume", store: UserDefaults(suiteName: "group.example")!) var volume = 0.5
+            @UserDefault("volume", store: UserDefaults.suite(named: "group.com.example.app")) var volume = 0.5
         }
         let settings = Settings()
         #expect(settings.$hasSeenSplashScreen.key.defaultValue == false)

@@ -82,6 +82,28 @@ struct ReadmeTests {
         #expect(model.showsPreview == true)
     }
 
+    @Test("Tests and previews: a throwaway suite as the default suite")
+    func throwawaySuite() throws {
+        final class Settings {
+            @UserDefault(.theme) var theme
+        }
+        let suite = TestSuite()
+        suite.defaults[.theme] = .dark
+        let scratch = ThrowawaySuite()
+        UserDefaults.withDefaultSuite(scratch.defaults) {
+            Settings().theme = .light
+        }
+        #expect(scratch.defaults[.theme] == .light)
+        #expect(suite.defaults[.theme] == .dark)
+    }
+
+    @Test("Typed keys: a stored Layout that lacks a field added since takes it from the default")
+    func layout() throws {
+        let suite = TestSuite()
+        suite.defaults.set(["columns": 3], forKey: "layout")
+        #expect(suite.defaults[.readmeLayout] == ReadmeLayout(columns: 3, showsSidebar: true))
+    }
+
     @Test("Migrations")
     func migrations() throws {
         let suite = TestSuite()
@@ -109,7 +131,6 @@ struct ReadmeTests {
         let sync = CloudSync(suite.defaults, store: cloud.makeDevice(named: "phone"))
         try sync.add(.theme, .readmeFontSize)
         try sync.start()
-        sync.refresh()
         suite.defaults[.readmeFontSize] = 15
         await sync.waitUntilIdle()
         cloud.deliver()
@@ -121,6 +142,13 @@ struct ReadmeTests {
 
 extension DefaultsKeys {
     fileprivate static let readmeFontSize = DefaultsKey<Double>("appearance.fontSize", default: 13)
+    fileprivate static let readmeLayout = DefaultsKey<ReadmeLayout>("layout", default: ReadmeLayout(), missingFields: .fromDefault)
+}
+
+/// The README's `Layout`.
+struct ReadmeLayout: Codable, Sendable, Equatable {
+    var columns = 2
+    var showsSidebar = true
 }
 
 /// The README's `SettingsModel`, on a suite of the test's own instead of `.standard`.
@@ -138,13 +166,14 @@ final class ReadmeSettingsModel {
 
 #if canImport(SwiftUI)
 /// The README's settings view, compiled where SwiftUI exists.
-@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 struct ReadmeSettingsView: View {
-    @State private var model = ReadmeSettingsModel(store: .standard)
+    @DefaultsState(.theme) var theme
+    @DefaultsState("showsPreview") var showsPreview = true
+
     var body: some View {
         Form {
-            Toggle("Show previews", isOn: $model.showsPreview)
-            Picker("Theme", selection: $model.theme) {
+            Toggle("Show previews", isOn: $showsPreview)
+            Picker("Theme", selection: $theme) {
                 ForEach([Theme.system, .light, .dark], id: \.self) { Text($0.rawValue).tag($0) }
             }
         }
