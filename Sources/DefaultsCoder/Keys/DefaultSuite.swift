@@ -44,6 +44,7 @@ extension UserDefaults {
     ///
     /// - Parameters:
     ///   - suite: The suite wrappers made without a `store:` use.
+    ///   - isolation: The actor `operation` runs on: the caller's.
     ///   - operation: The work.
     /// - Returns: What `operation` returns.
     /// - Throws: What `operation` throws.
