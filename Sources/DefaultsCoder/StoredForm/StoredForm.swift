@@ -60,10 +60,19 @@ enum StoredForm {
     /// through the cloud), is a stored-form tree a suite can keep as it is: strings,
     /// numbers, `Bool`s, dates, data, and arrays and dictionaries of them with keys the
     /// suite accepts, nested no deeper than `containerDepthLimit`. Nothing is converted:
-    /// its reserved strings are the other device's, and stay as they are.
+    /// its reserved strings are the other device's, and stay as they are. On Linux a date
+    /// must be one a suite's file keeps to the bit (`wholeSecondDates`): another device's
+    /// date with a fraction would be refused by the file's writer.
     static func isStorable(_ tree: Any, depth: Int = 0) -> Bool {
         switch TreeValue(tree) {
-        case .string?, .date?, .data?: return true
+        case .string?, .data?: return true
+        case .date(let date)?:
+            #if canImport(Darwin)
+            return true
+            #else
+            let seconds = date.timeIntervalSinceReferenceDate
+            return seconds.rounded(.down) == seconds && StoredEncodingForm.wholeSecondDates.contains(seconds)
+            #endif
         case .number(let number)?:
             switch number {
             case .bool, .signed, .unsigned, .double, .float: return true

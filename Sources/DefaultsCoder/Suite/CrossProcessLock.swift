@@ -59,10 +59,46 @@ final class CrossProcessLock: @unchecked Sendable {
     /// closes the file from another thread.
     private let held = Locked<(descriptor: Int32, activity: (any SuspensionActivity)?)>((-1, nil))
 
-    init(path: String, waiting: Waiting = .blocking, onUnavailable: (@Sendable (DefaultsSuiteError) -> Void)? = nil) {
+    private init(path: String, waiting: Waiting, onUnavailable: (@Sendable (DefaultsSuiteError) -> Void)?) {
         self.path = path
         self.waiting = waiting
         self.onUnavailable = onUnavailable
+    }
+
+    /// Every lock of this process, by its file: suites whose lock files are one file
+    /// (`x` and `./x`, or names that differ in case on a disk that folds case) share one
+    /// lock object, so that a change of both takes the file once. Two objects would each
+    /// open it, and the second `flock(2)` would wait for the first.
+    private static let locks = Locked<[String: CrossProcessLock]>([:])
+
+    /// The lock of the file at `path`, made with `waiting` and `onUnavailable` the first
+    /// time; the same object for every spelling of that file.
+    static func shared(
+        path: String, waiting: Waiting = .blocking, onUnavailable: (@Sendable (DefaultsSuiteError) -> Void)? = nil
+    ) -> CrossProcessLock {
+        // A suite of unknown name has no file: a lock of its own, taken in this process only.
+        guard !path.isEmpty else { return CrossProcessLock(path: path, waiting: waiting, onUnavailable: onUnavailable) }
+        let identity = fileIdentity(of: path)
+        return locks.withLock { locks in
+            if let lock = locks[identity] { return lock }
+            let lock = CrossProcessLock(path: path, waiting: waiting, onUnavailable: onUnavailable)
+            locks[identity] = lock
+            return lock
+        }
+    }
+
+    /// The file `path` names, whatever the spelling: its directory resolved (links, `.`
+    /// and `..`), and the whole folded to lower case where the directory's volume does
+    /// not tell case apart.
+    private static func fileIdentity(of path: String) -> String {
+        let url = URL(fileURLWithPath: path)
+        let directory = url.deletingLastPathComponent().resolvingSymlinksInPath().standardizedFileURL
+        let identity = directory.appendingPathComponent(url.lastPathComponent).path
+        #if canImport(Darwin)
+        let sensitive = (try? directory.resourceValues(forKeys: [.volumeSupportsCaseSensitiveNamesKey]))?.volumeSupportsCaseSensitiveNames
+        if sensitive == false { return identity.lowercased() }
+        #endif
+        return identity
     }
 
     /// Runs `body` holding this process's turn and the lock file.

@@ -98,7 +98,7 @@ final class PreferencesBackend: SuiteBackend {
     init(name: String?) {
         self.name = name
         let identity = name ?? "UserDefaults suite"
-        lock = CrossProcessLock(path: name.map(Self.lockPath(forSuite:)) ?? "", waiting: .preferences) { error in
+        lock = CrossProcessLock.shared(path: name.map(Self.lockPath(forSuite:)) ?? "", waiting: .preferences) { error in
             DefaultsFailure.report(DefaultsFailure(key: identity, operation: .write, error: error))
         }
     }
@@ -226,7 +226,8 @@ enum SuiteName {
     /// The name Foundation keeps in the object, where no public API gives it.
     ///
     /// On Linux, swift-corelibs-foundation keeps it in a stored property of
-    /// `UserDefaults`, which `Mirror` reads through any subclass. On Apple platforms,
+    /// `UserDefaults`, which `Mirror` reads at `UserDefaults`' own level of any subclass's
+    /// object (a subclass's property of the same name is never taken for it). On Apple platforms,
     /// `NSUserDefaults` keeps it in its `_identifier_` instance variable, read through the
     /// Objective-C runtime's public functions, only when the variable is there with the
     /// type it has had; no private method is called. If either ever changes, this gives
@@ -236,15 +237,13 @@ enum SuiteName {
         #if canImport(ObjectiveC)
         return objectiveCIdentifier(of: defaults)
         #else
+        // Foundation's own class's property, never a subclass's: a subclass may declare a
+        // stored property of the same name that says anything.
         var mirror: Mirror? = Mirror(reflecting: defaults)
-        while let current = mirror {
-            if let suite = current.children.first(where: { $0.label == "suite" })?.value {
-                if let name = suite as? String { return .some(name) }
-                if case .some(.none) = suite as? String? { return .some(nil) }
-                return nil
-            }
-            mirror = current.superclassMirror
-        }
+        while let current = mirror, current.subjectType != UserDefaults.self { mirror = current.superclassMirror }
+        guard let suite = mirror?.children.first(where: { $0.label == "suite" })?.value else { return nil }
+        if let name = suite as? String { return .some(name) }
+        if case .some(.none) = suite as? String? { return .some(nil) }
         return nil
         #endif
     }

@@ -366,7 +366,11 @@ public final class CloudSync: @unchecked Sendable {
                 for key in keys {
                     let current = values.value(forKey: key)
                     let recorded = SyncRecord(stored: values.value(forKey: SyncRecord.key(for: key)))
-                    var remote = recordOnly ? nil : store.object(forKey: key).map(CloudEntry.init(cloud:))
+                    let object = recordOnly ? nil : store.object(forKey: key)
+                    var remote = object.flatMap(CloudEntry.init(cloud:))
+                    if object != nil && remote == nil {
+                        heldBack.append(CloudSyncError(key: key, problem: .invalidRemoteEntry))
+                    }
                     if let value = remote?.value, !StoredForm.isStorable(value) {
                         heldBack.append(CloudSyncError(key: key, problem: .unstorableRemoteValue))
                         remote = nil
@@ -382,12 +386,17 @@ public final class CloudSync: @unchecked Sendable {
                         record = SyncRecord(stamp: .adopted(by: syncClock.device), value: current, state: .pending)
                     }
                     var next = record
+                    // After an account change the new account's values win, except over an
+                    // edit still to go up (one made while signed out, say): stamps decide
+                    // for it, as they would had sign-in been found by `refresh()`.
+                    let isEdit = record.map { $0.state == .pending && !$0.isAdoptedOnly } ?? false
+                    let takesAccount = accountChanged && !isEdit
                     if recordOnly {
                         // The edit, recorded; nothing else until the store can sync.
-                    } else if let remote, accountChanged || record.map({ $0.isAdoptedOnly || remote.stamp > $0.stamp }) ?? true {
+                    } else if let remote, takesAccount || record.map({ $0.isAdoptedOnly || remote.stamp > $0.stamp }) ?? true {
                         if !sameStoredValue(current, remote.value) { try values.set(remote.value, forKey: key) }
                         next = SyncRecord(stamp: remote.stamp, value: remote.value, state: .synced)
-                    } else if accountChanged {
+                    } else if takesAccount {
                         next?.state = .localOnly
                     } else if var mine = record, mine.stamp != remote?.stamp, mine.state == .pending || mine.state == .synced {
                         // Remote is absent or older: this device's value goes up (again,
@@ -422,7 +431,8 @@ public final class CloudSync: @unchecked Sendable {
         for (key, entry) in uploads { store.set(entry.cloudValue, forKey: key) }
         state.withLock { $0.uploadedSinceChange += uploads.map(\.key) }
         for error in heldBack {
-            let operation: DefaultsFailure.Operation = error.problem == .unstorableRemoteValue ? .read : .write
+            let isRead = error.problem == .unstorableRemoteValue || error.problem == .invalidRemoteEntry
+            let operation: DefaultsFailure.Operation = isRead ? .read : .write
             DefaultsFailure.report(DefaultsFailure(key: error.key ?? keys[0], operation: operation, error: error))
         }
     }

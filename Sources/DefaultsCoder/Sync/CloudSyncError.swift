@@ -30,6 +30,10 @@ public struct CloudSyncError: Error, Sendable, Equatable, CustomStringConvertibl
         /// list, or nested too deep): it is not applied, and a value of this device
         /// replaces it.
         case unstorableRemoteValue
+        /// The cloud holds, for the key, an entry whose stamp is malformed or out of range
+        /// (before 1970 or after 9999): it is skipped, and a value of this device replaces
+        /// it.
+        case invalidRemoteEntry
         /// The suite could not be read or written (the underlying error's description).
         case suite(String)
     }
@@ -70,6 +74,8 @@ public struct CloudSyncError: Error, Sendable, Equatable, CustomStringConvertibl
             return "\(subject) not started: another CloudSync already syncs this suite in this process"
         case .unstorableRemoteValue:
             return "\(subject) skipped the value from iCloud: the suite cannot keep it (not a property list, or nested too deep)"
+        case .invalidRemoteEntry:
+            return "\(subject) skipped the entry from iCloud: its stamp is malformed or out of range"
         case .suite(let reason):
             return "\(subject) stopped for now: \(reason)"
         }

@@ -25,6 +25,12 @@ struct SyncStamp: Comparable, Hashable {
 
     /// The rank of a value that was stored before sync began: below every edit.
     static func adopted(by device: String) -> SyncStamp { SyncStamp(time: 0, device: device) }
+
+    /// The times a stamp may hold: from 1970 to the end of year 9999. Stamps come from
+    /// the cloud and the suite, where any process or device may have put anything; one
+    /// past this range is refused, so that no outside value can move a device's clock to
+    /// where its next edit's stamp would overflow.
+    static let times: ClosedRange<Int64> = 0...253_402_300_799_999
 }
 
 /// A synced key's entry in the cloud: a value, or a removal, and its stamp.
@@ -48,16 +54,28 @@ struct CloudEntry {
 
     /// The entry the cloud holds: one of the package's; Defaults' pair of a timestamp
     /// and a value, stamped with that time; or a value another library put there as it
-    /// is (Zephyr's form), taken as an edit older than every other.
-    init(cloud: Any) {
-        if let fields = cloud as? [String: Any], fields[Field.format] != nil,
-            let time = (fields[Field.time] as? NSNumber)?.int64Value, let device = fields[Field.device] as? String
-        {
+    /// is (Zephyr's form), taken as an edit older than every other. `nil` for an entry of
+    /// the package's or a Defaults pair whose stamp is malformed or out of range
+    /// (`SyncStamp.times`).
+    init?(cloud: Any) {
+        if let fields = cloud as? [String: Any], fields[Field.format] != nil {
+            guard let time = Self.time(fields[Field.time]), let device = fields[Field.device] as? String else { return nil }
             self.init(stamp: SyncStamp(time: time, device: device), value: fields[Field.value])
         } else if let pair = cloud as? [Any], pair.count == 2, let date = pair[0] as? Date {
-            self.init(stamp: SyncStamp(time: SyncClock.milliseconds(date), device: ""), value: pair[1])
+            guard let time = SyncClock.exactMilliseconds(date) else { return nil }
+            self.init(stamp: SyncStamp(time: time, device: ""), value: pair[1])
         } else {
             self.init(stamp: SyncStamp(time: 0, device: ""), value: cloud)
+        }
+    }
+
+    /// A stamp's time as stored: an integer within `SyncStamp.times`, never a `Bool`.
+    static func time(_ stored: Any?) -> Int64? {
+        guard let number = stored as? NSNumber, case .number(let kind)? = TreeValue(number) else { return nil }
+        switch kind {
+        case .signed(let value, _): return SyncStamp.times.contains(value) ? value : nil
+        case .unsigned(let value, _): return Int64(exactly: value).flatMap { SyncStamp.times.contains($0) ? $0 : nil }
+        default: return nil
         }
     }
 
@@ -107,9 +125,10 @@ struct SyncRecord {
         self.state = state
     }
 
-    /// The record stored in the suite, or `nil` when there is none (or it is not one).
+    /// The record stored in the suite, or `nil` when there is none (or it is not one: a
+    /// stamp out of range is no record).
     init?(stored: Any?) {
-        guard let fields = stored as? [String: Any], let time = (fields[Field.time] as? NSNumber)?.int64Value,
+        guard let fields = stored as? [String: Any], let time = CloudEntry.time(fields[Field.time]),
             let device = fields[Field.device] as? String,
             let state = (fields[Field.state] as? String).flatMap(State.init(rawValue:))
         else { return nil }
@@ -142,10 +161,12 @@ struct SyncClock {
 
     static let key = DefaultsSuite.syncRecordKey
 
+    /// The record stored in the suite; a `latest` that is malformed or out of range
+    /// (`SyncStamp.times`) counts as none seen.
     init(stored: Any?) {
         let fields = stored as? [String: Any]
         device = fields?["device"] as? String ?? UUID().uuidString
-        latest = (fields?["latest"] as? NSNumber)?.int64Value ?? 0
+        latest = CloudEntry.time(fields?["latest"]) ?? 0
     }
 
     var stored: [String: Any] { ["device": device, "latest": NSNumber(value: latest)] }
@@ -153,16 +174,28 @@ struct SyncClock {
     /// A stamp for an edit made now: later than every stamp seen, so that it wins over
     /// every value this device has seen whatever its clock says.
     mutating func stamp(now: Date) -> SyncStamp {
-        latest = max(Self.milliseconds(now), latest + 1)
+        // `latest` is within `SyncStamp.times`, far below overflow.
+        latest = min(max(Self.milliseconds(now), latest + 1), SyncStamp.times.upperBound)
         return SyncStamp(time: latest, device: device)
     }
 
-    /// `date` in whole milliseconds since 1970; 0 for a date that has none.
+    /// `date` in whole milliseconds since 1970, within `SyncStamp.times` (a clock set
+    /// before 1970 stamps at 0, one past 9999 at the end).
     static func milliseconds(_ date: Date) -> Int64 {
-        Int64(exactly: (date.timeIntervalSince1970 * 1000).rounded(.down)) ?? 0
+        let milliseconds = (date.timeIntervalSince1970 * 1000).rounded(.down)
+        guard milliseconds.isFinite else { return 0 }
+        return Int64(exactly: min(max(milliseconds, 0), Double(SyncStamp.times.upperBound))) ?? 0
     }
 
+    /// `date` in whole milliseconds since 1970 when that is within `SyncStamp.times`.
+    static func exactMilliseconds(_ date: Date) -> Int64? {
+        let milliseconds = (date.timeIntervalSince1970 * 1000).rounded(.down)
+        guard milliseconds.isFinite, let time = Int64(exactly: milliseconds), SyncStamp.times.contains(time) else { return nil }
+        return time
+    }
+
+    /// Takes in a stamp seen: in the cloud or in a record, so within `SyncStamp.times`.
     mutating func saw(_ stamp: SyncStamp) {
-        latest = max(latest, stamp.time)
+        latest = max(latest, min(stamp.time, SyncStamp.times.upperBound))
     }
 }

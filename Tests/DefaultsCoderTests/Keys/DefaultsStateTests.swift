@@ -82,13 +82,13 @@ struct DefaultsStateTests {
         let suite = TestSuite()
         let key = DefaultsKey<Int>(uniqueKey("volume"), default: 5)
         var box: DefaultsValueBox<Int>? = DefaultsValueBox(key, store: suite.defaults, deliver: Self.immediately)
-        weak var weakBox = box
+        let released = WeakReference(try #require(box))
         let publisher = try #require(box?.objectWillChange)
         let count = Count(publisher)
         suite.defaults[key] = 1
         #expect(count.value == 1)
         box = nil
-        #expect(weakBox == nil)
+        #expect(released.object == nil)
         suite.defaults[key] = 2
         #expect(count.value == 1)
     }

@@ -237,3 +237,29 @@ struct CrossProcessLockTests {
         #expect(Holder.isFree(path))
     }
 }
+
+@Suite("CrossProcessLock, on every backend")
+struct CrossProcessLockSharingTests {
+    @Test("every spelling of one lock file is one lock object: a change of two suites that share the file takes it once, never waiting on itself")
+    func oneLockPerFile() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("locks-\(UUID().uuidString)")
+        let link = FileManager.default.temporaryDirectory.appendingPathComponent("link-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("sub"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: directory)
+        defer {
+            try? FileManager.default.removeItem(at: link)
+            try? FileManager.default.removeItem(at: directory)
+        }
+        let lock = CrossProcessLock.shared(path: directory.path + "/x.lock")
+        for spelling in [directory.path + "/./x.lock", directory.path + "/sub/../x.lock", link.path + "/x.lock"] {
+            #expect(CrossProcessLock.shared(path: spelling) === lock, "\(spelling)")
+        }
+        #expect(CrossProcessLock.shared(path: directory.path + "/y.lock") !== lock)
+        // Two objects of one file would each open it, and the second flock would wait for
+        // the first: here it would give up after two tries.
+        let ran = try CrossProcessLock.Waiting.$overridden.withValue(.bounded(tries: 2, milliseconds: 10)) {
+            try lock.withLock { try CrossProcessLock.shared(path: link.path + "/x.lock").withLock { true } }
+        }
+        #expect(ran)
+    }
+}

@@ -59,4 +59,29 @@ struct UserDefaultsSuiteNameTests {
         #expect(own["font"] as? Int == 14)
         #expect(own[DefaultsMigration.versionKey] == nil)
     }
+
+    /// Subclasses whose own stored property is named as Foundation's is on Linux.
+    final class NamedOther: UserDefaults { var suite = "DefaultsCoderTests.other" }
+    final class NamedNil: UserDefaults { var suite: String? = nil }
+    final class NamedSeven: UserDefaults { var suite = 7 }
+
+    @Test("a subclass's own property named suite is never taken for the suite's name: writes land in the suite made", arguments: ["other", "nil", "7"])
+    func subclassProperty(kind: String) throws {
+        let name = "DefaultsCoderTests.subclass.\(UUID().uuidString)"
+        let made: UserDefaults? =
+            switch kind {
+            case "other": NamedOther(suiteName: name)
+            case "nil": NamedNil(suiteName: name)
+            default: NamedSeven(suiteName: name)
+            }
+        let defaults = try #require(made)
+        defer { defaults.removePersistentDomain(forName: name) }
+        #expect(SuiteName.of(defaults) == .some(name))
+        let key = uniqueKey("value")
+        try defaults.encode(5, forKey: key)
+        defaults.synchronize()
+        #expect(UserDefaults(suiteName: name)?.persistentDomain(forName: name)?[key] as? Int == 5)
+        #expect(UserDefaults.standard.persistentDomain(forName: "DefaultsCoderTests.other")?[key] == nil)
+        #expect(UserDefaults.standard.object(forKey: key) == nil)
+    }
 }

@@ -445,6 +445,20 @@ struct CloudSyncTests {
         #expect(phone.sync.status == .stopped)
     }
 
+    @Test("edits made while signed out go up when sign-in arrives as an account change, as they do through refresh()")
+    func signInUploadsEdits() async throws {
+        let cloud = SimulatedCloud(delivery: .manual)
+        let phone = try SyncedDevice(cloud, named: "phone", account: nil)
+        await phone.sync.waitUntilIdle()
+        #expect(phone.sync.status == .noAccount)
+        phone.defaults[.syncedName] = "written signed out"
+        await phone.sync.waitUntilIdle()
+        phone.store.switchAccount(to: "account")
+        await settle(cloud, [phone])
+        #expect(phone.sync.status == .running)
+        #expect(cloudValue(cloud, .syncedName) as? String == "written signed out")
+    }
+
     // MARK: - What the engine hears
 
     @Test("a second process writes a synced key and it is uploaded")
@@ -522,6 +536,59 @@ struct CloudSyncTests {
         await settle(cloud, [phone])
         #expect(cloud.serverValues().isEmpty)
         #expect(!DefaultsSuite.of(phone.defaults).feed.isSubscribed(DefaultsKeys.syncedVolume.name))
+    }
+
+    // MARK: - Input from outside
+
+    @Test(
+        "a cloud entry or a device clock stamped at Int64.max is skipped and reported, never trapped on: later edits are stamped and go up",
+        arguments: ["entry", "clock"])
+    func outOfRangeStamps(source: String) async throws {
+        let cloud = SimulatedCloud(delivery: .manual)
+        // A key of its own: reports are read by key, and the two arguments run together.
+        let key = DefaultsKey<Int>(uniqueKey("volume"), default: 5)
+        let phone = try SyncedDevice(cloud, named: "phone", keys: [key], start: false)
+        ReportedFailures.install()
+        if source == "entry" {
+            let entry: [String: Any] = ["DefaultsCoder.sync": 1, "time": NSNumber(value: Int64.max), "device": "other", "value": 99]
+            phone.store.set(entry, forKey: key.name)
+        } else {
+            try DefaultsSuite.change([phone.defaults]) { values in
+                try values.set(["device": "phone", "latest": NSNumber(value: Int64.max)], forKey: SyncClock.key)
+            }
+        }
+        try phone.sync.start()
+        phone.defaults[key] = 3
+        await settle(cloud, [phone])
+        phone.defaults[key] = 4
+        await settle(cloud, [phone])
+        #expect((cloud.serverValues()[key.name] as? [String: Any])?["value"] as? Int == 4)
+        #expect(phone.defaults[key] == 4)
+        let clock = SyncClock(stored: phone.defaults.persistentDomain(forName: phone.suite.name)?[SyncClock.key])
+        #expect(clock.latest < SyncStamp.times.upperBound)
+        let skipped = ReportedFailures.reports(for: key.name).filter { ($0.error as? CloudSyncError)?.problem == .invalidRemoteEntry }
+        if source == "entry" {
+            #expect(skipped.first.map { "\($0)" } == "DefaultsCoder: iCloud sync of \"\(key.name)\" skipped the entry from iCloud: its stamp is malformed or out of range")
+        } else {
+            #expect(skipped.isEmpty)
+        }
+    }
+
+    @Test(
+        "a remote date the suite cannot keep to the bit takes the documented path: skipped and reported as unstorable",
+        .enabled(if: Backend.isFile, "Linux's suite file keeps whole seconds"))
+    func fractionalRemoteDate() async throws {
+        let cloud = SimulatedCloud(delivery: .manual)
+        let phone = try SyncedDevice(cloud, named: "phone", keys: [.syncedDate])
+        ReportedFailures.install()
+        let entry: [String: Any] = ["DefaultsCoder.sync": 1, "time": NSNumber(value: 5_000), "device": "other", "value": Date(timeIntervalSince1970: 1.5)]
+        phone.store.set(entry, forKey: DefaultsKeys.syncedDate.name)
+        phone.sync.refresh()
+        await phone.sync.waitUntilIdle()
+        let problems = ReportedFailures.reports(for: DefaultsKeys.syncedDate.name).compactMap { ($0.error as? CloudSyncError)?.problem }
+        #expect(problems.contains(.unstorableRemoteValue))
+        #expect(!problems.contains { if case .suite = $0 { return true } else { return false } })
+        #expect(phone.stored(.syncedDate) == nil)
     }
 
     // MARK: - The app's life cycle

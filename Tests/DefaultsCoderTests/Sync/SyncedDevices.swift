@@ -15,6 +15,7 @@ extension DefaultsKeys {
     static let syncedVolume = DefaultsKey<Int>("sync.volume", default: 5)
     static let syncedLayout = DefaultsKey<SyncedLayout>("sync.layout", default: SyncedLayout(columns: ["name"], compact: false))
     static let syncedName = DefaultsKey<String>("sync.name", default: "")
+    static let syncedDate = DefaultsKey<Date?>("sync.date")
 }
 
 /// One device: its suite, its copy of the cloud, and its engine.

@@ -159,7 +159,7 @@ final class SuiteFile: @unchecked Sendable {
         self.path = path
         let url = URL(fileURLWithPath: path)
         self.url = url
-        lock = CrossProcessLock(path: Self.sibling(of: path, ".lock"))
+        lock = CrossProcessLock.shared(path: Self.sibling(of: path, ".lock"))
         temporaryPath = Self.sibling(of: path, ".defaultscoder-new")
     }
 
