@@ -38,7 +38,9 @@ final class SyncedDevice: @unchecked Sendable {
         store = cloud.makeDevice(named: name, account: account, needsInitialSync: needsInitialSync)
         self.keys = keys
         self.retryDelay = retryDelay
-        sync = CloudSync(self.suite.defaults, store: store, retryDelay: retryDelay, clock: store.now)
+        // The tests say when a device refreshes: other tests post the app's becomes-active
+        // notification, which would refresh every engine at random moments.
+        sync = CloudSync(self.suite.defaults, store: store, retryDelay: retryDelay, clock: store.now, refreshesWhenActive: false)
         try sync.add(keys)
         if start { try sync.start() }
     }
@@ -51,7 +53,7 @@ final class SyncedDevice: @unchecked Sendable {
     /// Stops the engine and starts a new one, as a relaunched app does.
     func restart() throws {
         sync.stop()
-        sync = CloudSync(suite.defaults, store: store, retryDelay: retryDelay, clock: store.now)
+        sync = CloudSync(suite.defaults, store: store, retryDelay: retryDelay, clock: store.now, refreshesWhenActive: false)
         try sync.add(keys)
         try sync.start()
     }
