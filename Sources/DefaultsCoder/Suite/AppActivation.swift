@@ -20,9 +20,9 @@ enum AppActivation {
     /// Calls `action` on a queue of the package's each time the app becomes active, until
     /// the returned observation is cancelled or released.
     ///
-    /// - Parameter center: Where the notifications are posted; the default center unless a
-    ///   test chooses.
-    static func observe(in center: NotificationCenter = .default, _ action: @escaping @Sendable () -> Void) -> Observation {
+    /// - Parameter center: Where the notifications are posted: `center` (the default
+    ///   center unless a test chose another on this task).
+    static func observe(in center: NotificationCenter = AppActivation.center, _ action: @escaping @Sendable () -> Void) -> Observation {
         let tokens = notifications.map { name in
             // Posted on the main thread: the work goes to a queue of the package's.
             center.addObserver(forName: name, object: nil, queue: nil) { _ in
@@ -31,6 +31,10 @@ enum AppActivation {
         }
         return Observation(tokens, center: center)
     }
+
+    /// Where the notifications are heard: the default center, or one a test set on this
+    /// task, so that its posts reach only what it started.
+    @TaskLocal static var center = NotificationCenter.default
 
     /// The observers `observe(_:)` added.
     final class Observation: @unchecked Sendable {

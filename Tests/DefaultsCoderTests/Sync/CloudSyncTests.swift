@@ -595,23 +595,25 @@ struct CloudSyncTests {
 
     @Test("a running engine refreshes each time the app becomes active, unless made not to; a stopped one does not")
     func refreshesWhenActive() async throws {
+        // A center of its own: a post on the default one rechecks every suite of the process.
+        let center = NotificationCenter()
         let cloud = SimulatedCloud(delivery: .manual)
         let (refreshing, still) = (ForwardingStore(cloud.makeDevice(named: "phone")), ForwardingStore(cloud.makeDevice(named: "watch")))
         let (first, second) = (TestSuite("phone"), TestSuite("watch"))
         let engines = [CloudSync(first.defaults, store: refreshing), CloudSync(second.defaults, store: still, refreshesWhenActive: false)]
         for engine in engines {
             try engine.add(.syncedVolume)
-            try engine.start()
+            try AppActivation.$center.withValue(center) { try engine.start() }
             await engine.waitUntilIdle()
         }
         let before = (refreshing.synchronizeCount, still.synchronizeCount)
-        NotificationCenter.default.post(name: AppActivation.notifications[0], object: nil)
+        center.post(name: AppActivation.notifications[0], object: nil)
         #expect(await eventually { refreshing.synchronizeCount > before.0 })
         for engine in engines { await engine.waitUntilIdle() }
         #expect(still.synchronizeCount == before.1)
         engines[0].stop()
         let stopped = refreshing.synchronizeCount
-        NotificationCenter.default.post(name: AppActivation.notifications[0], object: nil)
+        center.post(name: AppActivation.notifications[0], object: nil)
         try await Task.sleep(nanoseconds: 50_000_000)
         #expect(refreshing.synchronizeCount == stopped)
         engines[1].stop()
