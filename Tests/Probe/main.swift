@@ -28,6 +28,14 @@
 //                                                 through `.standard` (plain Foundation, or the
 //                                                 package and an observer): says how many reads
 //                                                 gave something else
+//      defaults-coder-probe many-suites PREFIX N LIMIT  with the open-file limit at LIMIT,
+//                                                 encodes I under "n" in suite PREFIXI for
+//                                                 each I below N, migrates each ("n" renamed
+//                                                 "m"), reads each back: says what failed
+//      defaults-coder-probe no-descriptors SUITE  encodes 1 under "a", then 2 once every
+//                                                 descriptor but one is taken: says the error,
+//                                                 whether the file was called unreadable, and
+//                                                 what "a" holds once they are let go
 //      defaults-coder-probe launch SUITE -KEY VALUE …  reads each launch argument as every
 //                                                 number type, writes "volume", and says what
 //                                                 it read and what was reported, as a binary plist
@@ -181,6 +189,11 @@ func run(_ arguments: [String]) -> Int32 {
         return throwawayDefaults(rounds: Int(arguments[1]) ?? 10)
     case "standard-pair" where arguments.count == 3:
         return standardPair(rounds: Int(arguments[1]) ?? 10, observed: arguments[2] == "observed")
+    case "many-suites" where arguments.count == 4:
+        guard let count = Int(arguments[2]), let limit = Int(arguments[3]) else { return 2 }
+        return manySuites(prefix: arguments[1], count: count, openFileLimit: limit)
+    case "no-descriptors" where arguments.count == 2:
+        return noDescriptors(suiteName: arguments[1])
     case "keys" where arguments.count == 4:
         guard let defaults = UserDefaults(suiteName: arguments[1]), let count = Int(arguments[3]) else { return 2 }
         do {
@@ -364,4 +377,76 @@ final class Heard: @unchecked Sendable {
     func set(_ value: Int) { lock.withLock { last = value } }
     func add(_ value: Int) { lock.withLock { last += value } }
     var value: Int { lock.withLock { last } }
+}
+
+/// Sets the soft limit on open files; whether it was set.
+func limitOpenFiles(to limit: Int) -> Bool {
+    var limits = rlimit()
+    #if os(Linux)
+    let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+    #else
+    let resource = RLIMIT_NOFILE
+    #endif
+    guard getrlimit(resource, &limits) == 0 else { return false }
+    limits.rlim_cur = rlim_t(limit)
+    return setrlimit(resource, &limits) == 0
+}
+
+/// `count` suites written, migrated and read back with at most `openFileLimit` files open:
+/// prints each failure (at most five), then "done N" with the number that failed.
+func manySuites(prefix: String, count: Int, openFileLimit: Int) -> Int32 {
+    guard limitOpenFiles(to: openFileLimit) else { return 2 }
+    // Held to the end, as an app holds the suites it uses.
+    var suites: [UserDefaults] = []
+    var failures: [String] = []
+    for index in 0..<count {
+        guard let defaults = UserDefaults(suiteName: prefix + String(index)) else { return 2 }
+        suites.append(defaults)
+        do {
+            try defaults.encode(index, forKey: "n")
+            _ = try defaults.migrate([DefaultsMigration(version: 1, .rename("n", to: "m"))])
+        } catch {
+            failures.append("\(index): \(error)")
+        }
+    }
+    for (index, defaults) in suites.enumerated() {
+        let read = try? defaults.decode(Int.self, forKey: "m")
+        if read != index { failures.append("\(index): read \(read.map(String.init) ?? "nothing")") }
+    }
+    for failure in failures.prefix(5) { print(failure) }
+    print("done \(failures.count)")
+    return 0
+}
+
+/// Encodes 1 under "a"; takes every descriptor but one and encodes 2; lets them go. Prints
+/// the second write's error, what was reported to `DefaultsFailure.handler` meanwhile,
+/// what `moveUnreadableFileAside()` then moved, and the value.
+func noDescriptors(suiteName: String) -> Int32 {
+    // A low limit: a few hundred descriptors to take, not a million.
+    guard limitOpenFiles(to: 256), let defaults = UserDefaults(suiteName: suiteName), (try? defaults.encode(1, forKey: "a")) != nil else { return 2 }
+    // One thread: the handler runs on the writing thread, this one.
+    nonisolated(unsafe) var reports: [String] = []
+    DefaultsFailure.handler = { failure in reports.append("\(failure)") }
+    var taken: [Int32] = []
+    while true {
+        let descriptor = open("/dev/null", O_RDONLY)
+        guard descriptor >= 0 else { break }
+        taken.append(descriptor)
+    }
+    // One free: enough for the lock file, none for the suite's.
+    if let last = taken.popLast() { close(last) }
+    let thrown: String
+    do {
+        try defaults.encode(2, forKey: "a")
+        thrown = "none"
+    } catch {
+        thrown = "\(error)"
+    }
+    for descriptor in taken { close(descriptor) }
+    DefaultsFailure.handler = { _ in }
+    print(thrown)
+    print("reports \(reports)")
+    print("moved \((try? defaults.moveUnreadableFileAside()).map { $0?.lastPathComponent ?? "nothing" } ?? "error")")
+    print("a \((try? defaults.decode(Int.self, forKey: "a")).flatMap { $0.map(String.init) } ?? "nothing")")
+    return 0
 }

@@ -227,7 +227,7 @@ struct StoredFormTests {
         #expect(accepted.contains(String(decoding: stored.output, as: UTF8.self)), "\(stored.errors)")
         let outputs = try await withThrowingTaskGroup(of: String.self) { group in
             var outputs: [String] = []
-            for round in 0..<100 {
+            for round in 0..<Stress.rounds(100) {
                 // Four processes at a time.
                 if round >= 4, let output = try await group.next() { outputs.append(output) }
                 group.addTask {
@@ -239,7 +239,7 @@ struct StoredFormTests {
             return outputs
         }
         #expect(outputs.filter { !accepted.contains($0) } == [])
-        #expect(outputs.count == 100)
+        #expect(outputs.count == Stress.rounds(100))
     }
 
     /// Arrays of containers `levels` deep with a primitive collection at the bottom:

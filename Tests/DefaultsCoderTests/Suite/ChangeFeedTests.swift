@@ -124,7 +124,8 @@ struct ChangeFeedTests {
             gatekeeper.cancel()
         }
         var missed: [Int] = []
-        for round in 1...100 {
+        let rounds = Stress.rounds(100)
+        for round in 1...rounds {
             _ = try await run("defaults-coder-probe", ["change", suite.name, gate.name, "encode", String(round)])
             #expect(try await offPool { entered.wait(timeout: .now() + 30) } == .success)
             _ = try await run("defaults-coder-probe", ["change", suite.name, watched.name, "encode", String(round)])
@@ -134,7 +135,7 @@ struct ChangeFeedTests {
             if !(await eventually(within: 10) { heard.values.last == round }) { missed.append(round) }
         }
         #expect(missed == [])
-        #expect(heard.values == Array(1...100))
+        #expect(heard.values == Array(1...rounds))
     }
 
     @Test("after two processes interleave 1,000 writes of one key, every observer's last value is what the suite holds")

@@ -263,3 +263,17 @@ struct CrossProcessLockSharingTests {
         #expect(ran)
     }
 }
+
+extension CrossProcessLockSharingTests {
+    @Test("300 suites written and migrated in a process allowed 64 open files: every write and migration lands")
+    func manySuitesFewDescriptors() async throws {
+        // A process of its own, with a config directory of its own: the limit is the
+        // process's, and 600 files would wake every watcher of the shared directory.
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("many-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let result = try await run("defaults-coder-probe", ["many-suites", "many", "300", "64"], environment: ["XDG_CONFIG_HOME": directory.path])
+        #expect(result.status == 0, "\(result.errors)")
+        #expect(String(decoding: result.output, as: UTF8.self) == "done 0\n")
+    }
+}

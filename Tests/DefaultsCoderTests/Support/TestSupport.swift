@@ -371,6 +371,19 @@ enum ReportedFailures {
 }
 
 /// A key name no other test uses, for tests that read reported failures.
+/// How many rounds a stress test runs: all of them, or a tenth when
+/// `DEFAULTSCODER_STRESS=short`. `.ci/run` sets it for the runs under the sanitizers, where
+/// a round costs ten to fifty times as much; the same run's plain `swift test` runs every
+/// round.
+enum Stress {
+    static let isShort = ProcessInfo.processInfo.environment["DEFAULTSCODER_STRESS"] == "short"
+
+    /// `full`, or a tenth of it (at least one) in a short run.
+    static func rounds<Count: BinaryInteger>(_ full: Count) -> Count {
+        isShort ? max(1, full / 10) : full
+    }
+}
+
 func uniqueKey(_ label: String) -> String {
     "\(label).\(UUID().uuidString)"
 }

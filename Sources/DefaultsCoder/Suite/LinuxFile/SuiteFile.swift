@@ -231,7 +231,9 @@ final class SuiteFile: @unchecked Sendable {
     /// is no file. A read never waits for a writer (`settled(waitingFor:)`).
     private func read() -> Result<[String: Any], UnreadableDefaultsFile>? {
         if let last = known.withLock({ $0 }), let now = stamp(), last.stamp == now { return last.contents }
-        return settled(waitingFor: nil)?.map(\.snapshot.values)
+        // A process out of descriptors or memory learns nothing of the file: no problem
+        // to report (the write that meets it throws `DefaultsSuiteError`).
+        return (try? settled(waitingFor: nil))?.map(\.snapshot.values)
     }
 
     /// The file a write starts from, open, parsed; `nil` when there is none. Unlike a
@@ -239,8 +241,10 @@ final class SuiteFile: @unchecked Sendable {
     /// rewritten in place within the clock's tick, at the same size, has the same stamp.
     ///
     /// - Parameter defaults: An object of the suite (`settled(waitingFor:)`).
-    /// - Throws: `UnreadableDefaultsFile` when the file does not parse.
-    private func opened(waitingFor defaults: UserDefaults) throws(UnreadableDefaultsFile) -> Base? {
+    /// - Throws: `UnreadableDefaultsFile` when the file does not parse;
+    ///   `DefaultsSuiteError` (`.write`) when the process cannot open it for want of
+    ///   descriptors or memory.
+    private func opened(waitingFor defaults: UserDefaults) throws -> Base? {
         try settled(waitingFor: defaults)?.get()
     }
 
@@ -263,7 +267,11 @@ final class SuiteFile: @unchecked Sendable {
     ///   that is writing the file in place (Foundation holds the domain's lock through
     ///   its write), however long the thread writing it is kept from running. Reads
     ///   give none: a read never waits for a writer.
-    private func settled(waitingFor defaults: UserDefaults?) -> Result<Base, UnreadableDefaultsFile>? {
+    ///
+    /// - Throws: `DefaultsSuiteError` (`.write`) when the file cannot be opened for want
+    ///   of descriptors or memory (`EMFILE`, `ENFILE`, `ENOMEM`): the file is not at
+    ///   fault, and is not called unreadable, whose fix is to move it aside.
+    private func settled(waitingFor defaults: UserDefaults?) throws(DefaultsSuiteError) -> Result<Base, UnreadableDefaultsFile>? {
         let deadline = Date().addingTimeInterval(2)
         var pause: UInt32 = 1_000
         var waited: UInt32 = 0
@@ -279,6 +287,7 @@ final class SuiteFile: @unchecked Sendable {
                 // None there (also a link to nothing, or a path through a file, as
                 // `stat` finds none): nothing to lose.
                 let code = errno
+                if code == EMFILE || code == ENFILE || code == ENOMEM { throw DefaultsSuiteError.system(.write, path, errno: code) }
                 return code == ENOENT || code == ENOTDIR ? nil : .failure(UnreadableDefaultsFile(url: url, reason: String(cString: strerror(code))))
             }
             func failure(_ reason: String) -> Result<Base, UnreadableDefaultsFile> {

@@ -299,15 +299,16 @@ struct SuiteFileGuardTests {
         }
         // Stopped before the suites are removed, so that it writes no file after.
         defer { rewriter.stop() }
+        let writes = Stress.rounds(300)
         let failures = try await offPool { () -> [String] in
             var failures: [String] = []
-            for value in 0..<300 {
+            for value in 0..<writes {
                 if let failure = thrown(by: { try (first.value as! UserDefaults).encode(value, forKey: "counter") }) { failures.append(failure) }
             }
             return failures
         }
         #expect(failures == [])
-        #expect(suite.defaults.integer(forKey: "counter") == 299)
+        #expect(suite.defaults.integer(forKey: "counter") == writes - 1)
     }
 
     /// Where a write finds the file emptied by a plain write held up between its
@@ -432,7 +433,7 @@ struct SuiteFileGuardTests {
         let failures = try await offPool { () -> [String] in
             let defaults = defaults.value as! UserDefaults
             var failures: [String] = []
-            for index in 0..<3_000 {
+            for index in 0..<Stress.rounds(3_000) {
                 if let failure = thrown(by: { try defaults.encode(index, forKey: "k\(index % 10)") }) { failures.append(failure) }
             }
             stop.withLock { $0 = true }
@@ -442,6 +443,19 @@ struct SuiteFileGuardTests {
         #expect(failures == [])
         try suite.defaults.encode(7, forKey: "last")
         #expect(try suite.defaults.decode(Int.self, forKey: "last") == 7)
+    }
+
+    @Test("a process out of descriptors cannot write, and says so: the file is not called unreadable, and keeps its value")
+    func outOfDescriptors() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("descriptors-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let result = try await run("defaults-coder-probe", ["no-descriptors", "spent"], environment: ["XDG_CONFIG_HOME": directory.path])
+        #expect(result.status == 0, "\(result.errors)")
+        let file = directory.appendingPathComponent("spent.plist").path
+        #expect(
+            String(decoding: result.output, as: UTF8.self)
+                == "Cannot write the UserDefaults file \(file): Too many open files. Nothing was changed.\nreports []\nmoved nothing\na 1\n")
     }
 
     @Test("no file yet is not a problem")
