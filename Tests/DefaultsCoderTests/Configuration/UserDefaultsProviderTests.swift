@@ -81,6 +81,11 @@ struct UserDefaultsProviderTests {
         Conversion(true, "int", mismatch: "a Boolean"),
         Conversion(3, "double", "double(3.0)"),
         Conversion("2.5", "double", "double(2.5)"),
+        Conversion(9_007_199_254_740_992, "double", "double(9007199254740992.0)"),
+        // Integers a Double would round: refused, as the package's coders refuse them.
+        Conversion(9_007_199_254_740_993, "double", mismatch: "a number"),
+        Conversion(Int64.max, "double", mismatch: "a number"),
+        Conversion(UInt64.max, "double", mismatch: "a number"),
         Conversion(true, "bool", "bool(true)"),
         Conversion(1, "bool", "bool(true)"),
         Conversion(0, "bool", "bool(false)"),
