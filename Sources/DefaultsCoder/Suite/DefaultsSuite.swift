@@ -82,11 +82,18 @@ final class DefaultsSuite: @unchecked Sendable {
 
     /// The suite `defaults` belongs to. Looked up once per object: learning the suite's
     /// name costs more than the rest of a write's bookkeeping.
-    static func of(_ defaults: UserDefaults) -> DefaultsSuite {
+    ///
+    /// - Parameter forWriting: Whether a change will write through the suite: on Linux its
+    ///   file is then looked for again where a symbolic link (the file's, or its
+    ///   directory's) was pointed elsewhere since, so that the write lands where Foundation
+    ///   reads. Reads skip the look, a `stat` they need not pay.
+    static func of(_ defaults: UserDefaults, forWriting: Bool = false) -> DefaultsSuite {
         let id = ObjectIdentifier(defaults)
-        if let known = byObject.withLock({ $0[id] }), known.isStill(defaults) { return known.suite }
+        if let known = byObject.withLock({ $0[id] }), known.isStill(defaults), !forWriting || known.leadsToItsFile { return known.suite }
         let suite: DefaultsSuite
-        if let (identity, make) = backend(of: defaults) {
+        var spelled: String?
+        if let (identity, path, make) = backend(of: defaults) {
+            spelled = path
             suite = byIdentity.withLock { suites in
                 if let suite = suites[identity] { return suite }
                 let suite = DefaultsSuite(backend: make())
@@ -103,23 +110,24 @@ final class DefaultsSuite: @unchecked Sendable {
         }
         byObject.withLock { byObject in
             if byObject.count >= 64 { byObject = byObject.filter { $0.value.isAlive } }
-            byObject[id] = KnownObject(defaults, suite: suite)
+            byObject[id] = KnownObject(defaults, suite: suite, spelled: spelled)
         }
         return suite
     }
 
-    /// The identity of the suite of `defaults` and how to make its backend; `nil` when
-    /// its name cannot be learned.
-    private static func backend(of defaults: UserDefaults) -> (String, () -> any SuiteBackend)? {
+    /// The identity of the suite of `defaults`, the path its file is spelled by (the file
+    /// backend's), and how to make its backend; `nil` when its name cannot be learned.
+    private static func backend(of defaults: UserDefaults) -> (String, String?, () -> any SuiteBackend)? {
         guard let name = SuiteName.of(defaults) else { return nil }
         #if os(Linux)
         if SuiteBackendKind.current == .file {
+            let spelled = SuiteFile.spelledPath(of: name)
             let file = SuiteFile.named(name)
-            return ("file:" + file.path, { file })
+            return ("file:" + file.path, spelled, { file })
         }
         #endif
         let domain = name ?? SuiteName.application
-        return ("preferences:" + domain, { PreferencesBackend(name: domain) })
+        return ("preferences:" + domain, nil, { PreferencesBackend(name: domain) })
     }
 
     // MARK: - Changing suites
@@ -194,7 +202,7 @@ final class DefaultsSuite: @unchecked Sendable {
     static func change<R>(
         _ objects: [UserDefaults], announcing: Bool = true, acrossProcesses: Bool = false, _ body: (inout Values) throws -> R
     ) throws -> R {
-        let suites = objects.map(DefaultsSuite.of)
+        let suites = objects.map { DefaultsSuite.of($0, forWriting: true) }
         for (index, suite) in suites.enumerated() where suites[..<index].contains(where: { $0 === suite }) {
             throw DefaultsSuiteError(operation: .sameSuiteTwice, path: suite.backend.identity, reason: "one change names this suite twice")
         }
@@ -352,8 +360,12 @@ private final class KnownObject: @unchecked Sendable {
     private unowned(safe) let memory: UserDefaults
     #endif
 
-    init(_ object: UserDefaults, suite: DefaultsSuite) {
+    /// The path the suite's file is spelled by, links unresolved (the file backend's).
+    private let spelled: String?
+
+    init(_ object: UserDefaults, suite: DefaultsSuite, spelled: String?) {
         self.suite = suite
+        self.spelled = spelled
         self.object = object
         #if !canImport(ObjectiveC)
         memory = object
@@ -361,6 +373,16 @@ private final class KnownObject: @unchecked Sendable {
     }
 
     var isAlive: Bool { object != nil }
+
+    /// Whether the suite's spelled path still leads to the suite's file.
+    var leadsToItsFile: Bool {
+        #if os(Linux)
+        guard let spelled, let file = suite.file else { return true }
+        return SuiteFile.path(spelled, leadsTo: file.path)
+        #else
+        return true
+        #endif
+    }
 
     /// Whether `defaults`, found at this object's address, is this object.
     func isStill(_ defaults: UserDefaults) -> Bool {

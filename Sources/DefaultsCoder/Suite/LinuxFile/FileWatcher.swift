@@ -7,7 +7,7 @@
 // key. A watched directory that goes away (removed, moved, unmounted) calls its watches
 // back, and is watched again once it is back: until then, and wherever inotify cannot be
 // had at all, the file's stamp is polled. A suite file that is a symbolic link is heard
-// through its target's directory too. A watch that inotify refuses is reported once,
+// through its target's directory too, also before the target exists. A watch that inotify refuses is reported once,
 // through `onFailure`, and polled.
 
 #if os(Linux)
@@ -131,7 +131,7 @@ final class FileWatcher: @unchecked Sendable {
         guard var registration = state.registrations[id] else { return [] }
         let url = URL(fileURLWithPath: registration.path)
         var places: Set<Place> = [Place(directory: url.deletingLastPathComponent().path, name: url.lastPathComponent)]
-        if let target = Self.linkTarget(of: registration.path) {
+        if let target = SuiteFile.linkTarget(of: registration.path) {
             let targetURL = URL(fileURLWithPath: target)
             places.insert(Place(directory: targetURL.deletingLastPathComponent().path, name: targetURL.lastPathComponent))
         }
@@ -295,14 +295,6 @@ final class FileWatcher: @unchecked Sendable {
             Int64(info.st_dev), Int64(info.st_ino), Int64(info.st_size), Int64(info.st_mtim.tv_sec), Int64(info.st_mtim.tv_nsec),
             Int64(info.st_ctim.tv_sec), Int64(info.st_ctim.tv_nsec),
         ]
-    }
-
-    /// Where a symbolic link at `path` leads, every link resolved; `nil` for no link.
-    private static func linkTarget(of path: String) -> String? {
-        var info = stat()
-        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK, let resolved = realpath(path, nil) else { return nil }
-        defer { free(resolved) }
-        return String(cString: resolved)
     }
 
     // MARK: - Tests

@@ -56,24 +56,38 @@ final class SuiteFile: @unchecked Sendable {
     /// by its real path: `dir/./app`, a symbolic link to the directory, or to the file,
     /// all name one file and so one object.
     static func named(_ name: String?) -> SuiteFile {
-        let spelled: String
-        switch name {
-        case let name? where name.hasPrefix("/"):
-            // A suite named by an absolute path lives at that path (measured on Linux).
-            spelled = name + ".plist"
-        case let name?:
-            spelled = configDirectory.appendingPathComponent("\(name).plist").path
-        case nil:
-            let app = Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
-            spelled = configDirectory.appendingPathComponent("\(app).plist").path
-        }
-        let path = realPath(spelled)
+        let path = realPath(spelledPath(of: name))
         return files.withLock { files in
             if let file = files[path] { return file }
             let file = SuiteFile(path: path)
             files[path] = file
             return file
         }
+    }
+
+    /// Where Foundation keeps the suite `name` (`nil`: the app's own suite), links and
+    /// `.`/`..` as they are spelled.
+    static func spelledPath(of name: String?) -> String {
+        switch name {
+        case let name? where name.hasPrefix("/"):
+            // A suite named by an absolute path lives at that path (measured on Linux).
+            return name + ".plist"
+        case let name?:
+            return configDirectory.appendingPathComponent("\(name).plist").path
+        case nil:
+            let app = Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
+            return configDirectory.appendingPathComponent("\(app).plist").path
+        }
+    }
+
+    /// Whether `spelled` leads to the file at the real path `path` now: a path that is
+    /// its own real path and no symbolic link costs one `lstat`; any other is resolved.
+    static func path(_ spelled: String, leadsTo path: String) -> Bool {
+        var info = stat()
+        if spelled == path, lstat(spelled, &info) == 0 ? info.st_mode & mode_t(S_IFMT) != mode_t(S_IFLNK) : errno == ENOENT {
+            return true
+        }
+        return realPath(spelled) == path
     }
 
     /// The path with every symbolic link and `.`/`..` resolved: the file's own when it
@@ -529,9 +543,10 @@ final class SuiteFile: @unchecked Sendable {
         return entries
     }
 
-    /// The file a symbolic link at `path` names, with every link resolved; `nil` when
-    /// `path` is no link.
-    private static func linkTarget(of path: String) -> String? {
+    /// The file a symbolic link at `path` names, with every link resolved, whether or not
+    /// it exists yet (where its directory does); `nil` when `path` is no link. Looked up
+    /// at each write and each watch event, never kept: a link may be pointed elsewhere.
+    static func linkTarget(of path: String) -> String? {
         var info = stat()
         guard lstat(path, &info) == 0, info.st_mode & mode_t(S_IFMT) == mode_t(S_IFLNK) else { return nil }
         if let resolved = resolved(path) { return resolved }

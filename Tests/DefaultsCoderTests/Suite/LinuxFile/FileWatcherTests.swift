@@ -103,6 +103,43 @@ struct FileWatcherTests {
         #expect(await eventually(within: 10) { calls.withLock { $0 } >= 1 })
     }
 
+    @Test("a suite file that is a link to nothing yet is heard once its target, in another directory, is made")
+    func danglingLink() async throws {
+        let scratch = try Scratch()
+        try FileManager.default.createDirectory(atPath: scratch.path("elsewhere"), withIntermediateDirectories: true)
+        let target = scratch.path("elsewhere/real.plist")
+        let link = scratch.path("suite.plist")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
+        let watcher = FileWatcher()
+        let calls = Locked(0)
+        let token = watcher.watch(link) { calls.withLock { $0 += 1 } }
+        defer { token.cancel() }
+        try "a".write(toFile: target, atomically: false, encoding: .utf8)
+        #expect(await eventually(within: 10) { calls.withLock { $0 } >= 1 })
+    }
+
+    @Test("a suite file that is a link pointed at another file is heard through its new target")
+    func repointedLink() async throws {
+        let scratch = try Scratch()
+        for directory in ["first", "second"] {
+            try FileManager.default.createDirectory(atPath: scratch.path(directory), withIntermediateDirectories: true)
+            try "a".write(toFile: scratch.path("\(directory)/real.plist"), atomically: false, encoding: .utf8)
+        }
+        let link = scratch.path("suite.plist")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: scratch.path("first/real.plist"))
+        let watcher = FileWatcher()
+        let calls = Locked(0)
+        let token = watcher.watch(link) { calls.withLock { $0 += 1 } }
+        defer { token.cancel() }
+        try FileManager.default.removeItem(atPath: link)
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: scratch.path("second/real.plist"))
+        #expect(await eventually(within: 10) { calls.withLock { $0 } >= 1 }, "the new link is heard")
+        try await Task.sleep(nanoseconds: 300_000_000)
+        let settled = calls.withLock { $0 }
+        try rewrite(scratch.path("second/real.plist"), "b")
+        #expect(await eventually(within: 10) { calls.withLock { $0 } > settled }, "a change of the new target is heard")
+    }
+
     @Test("with no inotify to be had (every instance taken), the watch says so once and polls: a change is heard")
     func noInotify() async throws {
         let scratch = try Scratch()

@@ -225,6 +225,30 @@ struct SuiteFileGuardTests {
         #expect(values["b"] as? Int == 2)
     }
 
+    @Test("a symbolic link pointed at another file between writes: the next write goes to the file it names now, and reads back here and in a new process")
+    func linkPointedElsewhere() async throws {
+        let suite = TestSuite()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("repointed-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (first, second) = (directory.appendingPathComponent("first.plist"), directory.appendingPathComponent("second.plist"))
+        let empty = try PropertyListSerialization.data(fromPropertyList: [String: Any](), format: .xml, options: 0)
+        try empty.write(to: first)
+        try FileManager.default.createSymbolicLink(atPath: suite.fileURL.path, withDestinationPath: first.path)
+        // An object first used while the link names the first file.
+        let defaults = makeDefaults(suiteName: suite.name)
+        try defaults.encode(1, forKey: "a")
+        try FileManager.default.removeItem(at: suite.fileURL)
+        try FileManager.default.createSymbolicLink(atPath: suite.fileURL.path, withDestinationPath: second.path)
+        try defaults.encode(2, forKey: "b")
+        let values = try #require(try PropertyListSerialization.propertyList(from: Data(contentsOf: second), format: nil) as? [String: Any])
+        #expect(values["b"] as? Int == 2)
+        #expect(try defaults.decode(Int.self, forKey: "b") == 2)
+        #expect(try await SecondProcess.read(suite)["b"] as? Int == 2)
+        let old = try #require(try PropertyListSerialization.propertyList(from: Data(contentsOf: first), format: nil) as? [String: Any])
+        #expect(old["b"] == nil)
+    }
+
     /// What stands where the suite's file would be, that is not a file.
     enum NotAFile: String, CaseIterable, Sendable {
         case pipe, directory
