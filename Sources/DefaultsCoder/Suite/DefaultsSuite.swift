@@ -30,6 +30,9 @@ final class DefaultsSuite: @unchecked Sendable {
         }
     }
 
+    /// The clock edits of synced keys are stamped with (`editClock`, EditStamps.swift).
+    let editClockStorage = Locked<@Sendable () -> Date>({ Date() })
+
     /// Each `UserDefaults` object's suite, by object.
     private static let byObject = Locked<[ObjectIdentifier: KnownObject]>([:])
     /// Each suite, by its file's path or its name.
@@ -160,6 +163,16 @@ final class DefaultsSuite: @unchecked Sendable {
             domains[index].value(forKey: key)
         }
 
+        /// How many suites the change works on.
+        var count: Int { domains.count }
+
+        /// The suite `index` is of.
+        func suite(at index: Int) -> DefaultsSuite { domains[index].suite }
+
+        /// The keys the change wrote or removed in suite `index` so far, in the order they
+        /// first changed.
+        func changedKeys(in index: Int) -> [String] { domains[index].order }
+
         /// Stores a tree in the stored form under `key` in suite `index`; `nil` removes
         /// the key. A removal of an absent key changes nothing.
         ///
@@ -196,11 +209,14 @@ final class DefaultsSuite: @unchecked Sendable {
     ///   - announcing: Whether observers hear of the change.
     ///   - acrossProcesses: Whether the change must not interleave with another
     ///     process's change of the same suites (migrations, `resetAll()`).
+    ///   - stampingEdits: Whether edits of synced keys are recorded with their time
+    ///     (`Values.stampEdits()`): every change but the sync engine's own.
     /// - Throws: What `body` throws; `UnreadableDefaultsFile` when a suite's file does
     ///   not parse; `DefaultsSuiteError` when one change names a suite twice, or the file
     ///   system refuses.
     static func change<R>(
-        _ objects: [UserDefaults], announcing: Bool = true, acrossProcesses: Bool = false, _ body: (inout Values) throws -> R
+        _ objects: [UserDefaults], announcing: Bool = true, acrossProcesses: Bool = false, stampingEdits: Bool = true,
+        _ body: (inout Values) throws -> R
     ) throws -> R {
         let suites = objects.map { DefaultsSuite.of($0, forWriting: true) }
         for (index, suite) in suites.enumerated() where suites[..<index].contains(where: { $0 === suite }) {
@@ -227,6 +243,7 @@ final class DefaultsSuite: @unchecked Sendable {
                 }
             }
             let result = try body(&values)
+            if stampingEdits { values.stampEdits() }
             var written: [Written] = []
             for domain in values.domains.reversed() where !domain.order.isEmpty {
                 try domain.suite.backend.write(domain.changes, order: domain.order, over: domain.stored.values, through: domain.defaults)

@@ -105,6 +105,9 @@ public final class CloudSync: @unchecked Sendable {
         self.retryDelay = retryDelay
         self.clock = clock
         self.refreshesWhenActive = refreshesWhenActive
+        // Edits of the suite's synced keys are stamped as they are written, by this
+        // clock in this process from now on, whether or not the engine runs.
+        DefaultsSuite.of(defaults).editClock = clock
     }
 
     deinit {
@@ -358,10 +361,12 @@ public final class CloudSync: @unchecked Sendable {
         var uploads: [(key: String, entry: CloudEntry)] = []
         var heldBack: [CloudSyncError] = []
         do {
-            try DefaultsSuite.change([defaults]) { values in
+            // The engine's own change: what it writes are remote values and records, not
+            // edits to stamp.
+            try DefaultsSuite.change([defaults], stampingEdits: false) { values in
                 let storedClock = values.value(forKey: SyncClock.key)
                 var syncClock = SyncClock(stored: storedClock)
-                let clockBefore = syncClock.latest
+                let clockBefore = syncClock.last
                 var usage: CloudUsage?
                 for key in keys {
                     let current = values.value(forKey: key)
@@ -393,12 +398,14 @@ public final class CloudSync: @unchecked Sendable {
                     let takesAccount = accountChanged && !isEdit
                     if recordOnly {
                         // The edit, recorded; nothing else until the store can sync.
-                    } else if let remote, takesAccount || record.map({ $0.isAdoptedOnly || remote.stamp > $0.stamp }) ?? true {
+                    } else if let remote, takesAccount || record.map({ $0.isAdoptedOnly || remote.outranks($0.stamp, value: $0.value) }) ?? true {
                         if !sameStoredValue(current, remote.value) { try values.set(remote.value, forKey: key) }
                         next = SyncRecord(stamp: remote.stamp, value: remote.value, state: .synced)
                     } else if takesAccount {
                         next?.state = .localOnly
-                    } else if var mine = record, mine.stamp != remote?.stamp, mine.state == .pending || mine.state == .synced {
+                    } else if var mine = record, !(remote.map { $0.stamp == mine.stamp && sameStoredValue($0.value, mine.value) } ?? false),
+                        mine.state == .pending || mine.state == .synced
+                    {
                         // Remote is absent or older: this device's value goes up (again,
                         // when an upload was discarded).
                         let entry = CloudEntry(stamp: mine.stamp, value: mine.value)
@@ -418,7 +425,7 @@ public final class CloudSync: @unchecked Sendable {
                     }
                     if let next, !next.isSame(as: recorded) { try values.set(next.stored, forKey: SyncRecord.key(for: key)) }
                 }
-                if storedClock == nil || syncClock.latest != clockBefore { try values.set(syncClock.stored, forKey: SyncClock.key) }
+                if storedClock == nil || syncClock.last != clockBefore { try values.set(syncClock.stored, forKey: SyncClock.key) }
             }
         } catch {
             guard keys.count == 1 else {
@@ -441,7 +448,7 @@ public final class CloudSync: @unchecked Sendable {
     private func holdBack(_ keys: [String]) {
         var heldBack: [String] = []
         do {
-            try DefaultsSuite.change([defaults]) { values in
+            try DefaultsSuite.change([defaults], stampingEdits: false) { values in
                 for key in keys {
                     guard var record = SyncRecord(stored: values.value(forKey: SyncRecord.key(for: key))),
                         record.state == .synced || record.state == .pending

@@ -1,6 +1,8 @@
-// Random interleavings of edits, removals, deliveries, outages and restarts on three
-// simulated devices: once the network runs, every device holds the same value for every
-// key, and that value is one a user wrote (or nothing, after a removal). Seeded; a
+// Random interleavings of edits (in bursts, too), removals, deliveries, outages,
+// stopped engines, keys out of sync, restarts and entries stamped at the edges of
+// `Int64`, on three simulated devices: once the network runs, every device holds the
+// same value for every key, and that value is one a user wrote (or nothing, after a
+// removal). Seeded; a
 // failure prints its seed, and `DEFAULTSCODER_SEED=N swift test --filter
 // CloudSyncConvergenceTests` replays it.
 
@@ -91,10 +93,12 @@ private struct Interleaving {
             device.store.clockOffset = TimeInterval(Int.random(in: -2...2, using: &random) * 1800)
             return device
         }
+        // Another app's device of the account, which writes entries of its own.
+        let edge = cloud.makeDevice(named: "edge")
         for step in 0..<30 {
             time.withLock { $0 += TimeInterval(Int.random(in: 0...3, using: &random)) }
             let device = devices[Int.random(in: 0..<3, using: &random)]
-            switch Int.random(in: 0..<10, using: &random) {
+            switch Int.random(in: 0..<14, using: &random) {
             case 0, 1, 2: edit(device, step: step)
             case 3:
                 let key = Self.keys[Int.random(in: 0..<3, using: &random)]
@@ -105,10 +109,22 @@ private struct Interleaving {
             case 6: device.store.isOnline.toggle()
             case 7: try device.restart()
             case 8: device.sync.refresh()
-            default: cloud.deliver()
+            case 9: cloud.deliver()
+            // Edits the engine does not hear: it is stopped (until a restart), or the key is
+            // out of sync (until added again).
+            case 10: device.sync.stop()
+            case 11:
+                let key = Self.keys[Int.random(in: 0..<3, using: &random)]
+                if device.sync.keys.contains(key.name) { device.sync.remove(key) } else { try device.sync.add(key) }
+            // A burst: several edits in one millisecond.
+            case 12: for burst in 0..<Int.random(in: 2...6, using: &random) { edit(device, step: step * 100 + burst) }
+            default: edgeEntry(edge, step: step)
             }
         }
-        for device in devices { device.store.isOnline = true }
+        for device in devices {
+            device.store.isOnline = true
+            if device.sync.status == .stopped || device.sync.keys.count < Self.keys.count { try device.restart() }
+        }
         for _ in 0..<6 { cloud.deliver() }
         defer { for device in devices { device.sync.stop() } }
         return verdict(devices)
@@ -127,6 +143,25 @@ private struct Interleaving {
         default:
             defaults[.syncedLayout] = SyncedLayout(columns: [device.store.name], compact: step % 2 == 0)
             written[DefaultsKeys.syncedLayout.name, default: []].append(defaults.object(forKey: DefaultsKeys.syncedLayout.name))
+        }
+    }
+
+    /// An entry from another app's device, stamped at an edge of `Int64`: past the end
+    /// of 9999 (skipped by every engine, so never held), or at its very end (a value like
+    /// any other, which every later edit then ties with).
+    private mutating func edgeEntry(_ device: SimulatedCloud.Device, step: Int) {
+        let key = DefaultsKeys.syncedVolume.name
+        let value = -step
+        if Bool.random(using: &random) {
+            let time = [Int64.max, Int64.max - 1, SyncStamp.times.upperBound + 1][Int.random(in: 0..<3, using: &random)]
+            device.set(["DefaultsCoder.sync": 1, "time": NSNumber(value: time), "device": "edge", "value": value - 1_000], forKey: key)
+            // No value to any engine: where it replaced the other app's last value before
+            // a device took that, the key may end holding nothing, as after a removal.
+            written[key, default: []].append(nil)
+        } else {
+            let entry = CloudEntry(stamp: SyncStamp(time: SyncStamp.times.upperBound, device: "edge"), value: value)
+            device.set(entry.cloudValue, forKey: key)
+            written[key, default: []].append(value)
         }
     }
 

@@ -195,6 +195,80 @@ struct CloudSyncTests {
         #expect(["a", "b", "c"].contains(names[0]))
     }
 
+    // MARK: - When an edit was made
+
+    /// How the phone's edit is made out of its engine's hearing.
+    enum Unheard: String, CaseIterable, Sendable {
+        /// The engine is stopped (the app is not running; a widget writes).
+        case engineStopped
+        /// The key is out of sync for a while.
+        case keyOutOfSync
+    }
+
+    @Test("an edit made while the engine does not hear it is stamped when made: a later edit elsewhere wins on every device", arguments: Unheard.allCases)
+    func unheardEdit(_ how: Unheard) async throws {
+        let time = Locked(Date(timeIntervalSince1970: 1_800_000_000))
+        let cloud = SimulatedCloud(delivery: .manual, now: { time.withLock { $0 } })
+        let (phone, laptop) = try (SyncedDevice(cloud, named: "phone"), SyncedDevice(cloud, named: "laptop"))
+        phone.defaults[.syncedVolume] = 1
+        await settle(cloud, [phone, laptop])
+        switch how {
+        case .engineStopped: phone.sync.stop()
+        case .keyOutOfSync: phone.sync.remove(.syncedVolume)
+        }
+        // 10:00 on the phone, 11:00 on the laptop; the phone hears again at 12:00.
+        time.withLock { $0 += 3600 }
+        phone.defaults[.syncedVolume] = 10
+        time.withLock { $0 += 3600 }
+        laptop.defaults[.syncedVolume] = 11
+        await settle(cloud, [laptop])
+        time.withLock { $0 += 3600 }
+        switch how {
+        case .engineStopped: try phone.restart()
+        case .keyOutOfSync: try phone.sync.add(.syncedVolume)
+        }
+        await settle(cloud, [phone, laptop])
+        #expect(phone.defaults[.syncedVolume] == 11)
+        #expect(laptop.defaults[.syncedVolume] == 11)
+        #expect(cloudValue(cloud, .syncedVolume) as? Int == 11)
+    }
+
+    @Test("a burst of a thousand edits in one millisecond does not run the device's stamps ahead: another device's edit a millisecond later wins")
+    func burst() async throws {
+        let time = Locked(Date(timeIntervalSince1970: 1_800_000_000))
+        let cloud = SimulatedCloud(delivery: .manual, now: { time.withLock { $0 } })
+        let (phone, laptop) = try (SyncedDevice(cloud, named: "phone"), SyncedDevice(cloud, named: "laptop"))
+        await settle(cloud, [phone, laptop])
+        time.withLock { $0 += 1 }
+        for value in 0..<1_000 { phone.defaults[.syncedVolume] = value }
+        await settle(cloud, [phone, laptop])
+        #expect(laptop.defaults[.syncedVolume] == 999)
+        time.withLock { $0 += 0.002 }
+        laptop.defaults[.syncedVolume] = -1
+        await settle(cloud, [phone, laptop])
+        #expect(phone.defaults[.syncedVolume] == -1)
+        #expect(laptop.defaults[.syncedVolume] == -1)
+    }
+
+    @Test("two Defaults-format values of one millisecond: the device that held one ends with what the cloud and a new device hold")
+    func defaultsPairTie() async throws {
+        let cloud = SimulatedCloud(delivery: .manual)
+        let instant = Date(timeIntervalSince1970: 1_800_000_000.25)
+        let writer = cloud.makeDevice(named: "a Defaults app")
+        let phone = try SyncedDevice(cloud, named: "phone")
+        for name in ["light", "dark", "system"] {
+            // Another app, with Defaults, writes the key twice within one millisecond.
+            writer.set([instant, name] as [Any], forKey: SyncedDevice.syncedNameKey)
+            cloud.deliver()
+            await settle(cloud, [phone])
+        }
+        let fresh = try SyncedDevice(cloud, named: "new")
+        await settle(cloud, [phone, fresh])
+        let held = CloudEntry(cloud: cloud.serverValues()[SyncedDevice.syncedNameKey] as Any)?.value as? String
+        #expect(phone.defaults[.syncedName] == held)
+        #expect(fresh.defaults[.syncedName] == held)
+    }
+
     // MARK: - Removals
 
     @Test("a removal reaches the other device, and a reset uploads nothing but the removals")

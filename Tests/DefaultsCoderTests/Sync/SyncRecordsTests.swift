@@ -1,4 +1,4 @@
-// The stamps and the two forms the engine keeps: the cloud's entry and the suite's record.
+// The cloud's entry, and the order that breaks ties between two values of one stamp.
 
 import Foundation
 import Testing
@@ -7,25 +7,6 @@ import Testing
 
 @Suite("SyncRecords")
 struct SyncRecordsTests {
-
-    @Test("stamps order by time, then by device")
-    func stampOrder() {
-        let stamps = [
-            SyncStamp(time: 2, device: "A"), SyncStamp(time: 1, device: "B"), SyncStamp(time: 1, device: "A"), SyncStamp.adopted(by: "Z"),
-        ]
-        #expect(stamps.sorted().map { "\($0.time)\($0.device)" } == ["0Z", "1A", "1B", "2A"])
-    }
-
-    @Test("an edit's stamp is later than every stamp seen, whatever the clock says")
-    func editStamps() {
-        var clock = SyncClock(stored: ["device": "D", "latest": 5_000])
-        #expect(clock.stamp(now: Date(timeIntervalSince1970: 1)) == SyncStamp(time: 5_001, device: "D"))
-        clock.saw(SyncStamp(time: 9_000, device: "E"))
-        #expect(clock.stamp(now: Date(timeIntervalSince1970: 20)) == SyncStamp(time: 20_000, device: "D"))
-        #expect(clock.stamp(now: Date(timeIntervalSince1970: 20)) == SyncStamp(time: 20_001, device: "D"))
-        #expect(SyncClock(stored: clock.stored).latest == 20_001)
-        #expect(SyncClock(stored: nil).device.count == 36)
-    }
 
     @Test("a cloud entry round-trips; a removal has no value; a foreign value ranks below every edit")
     func entries() throws {
@@ -65,35 +46,36 @@ struct SyncRecordsTests {
         #expect(CloudEntry(cloud: ["DefaultsCoder.sync": 1, "time": Self.badTime(label), "device": "D", "value": 1]) == nil)
     }
 
-    @Test("a record or a clock whose stamp is malformed or out of range counts as none", arguments: badTimes)
-    func badRecords(label: String) {
-        let time = Self.badTime(label)
-        #expect(SyncRecord(stored: ["time": time, "device": "D", "state": "synced"]) == nil)
-        var clock = SyncClock(stored: ["device": "D", "latest": time])
-        #expect(clock.latest == 0)
-        #expect(clock.stamp(now: Date(timeIntervalSince1970: 1)).time == 1_000)
-    }
-
     @Test("a Defaults pair dated before 1970 or after 9999 is no entry; the clock saturates instead of overflowing")
     func badPairsAndSaturation() {
         #expect(CloudEntry(cloud: [Date(timeIntervalSince1970: -1), "dark"] as [Any]) == nil)
         #expect(CloudEntry(cloud: [Date.distantFuture.addingTimeInterval(1e12), "dark"] as [Any]) == nil)
         var clock = SyncClock(stored: ["device": "D", "latest": NSNumber(value: SyncStamp.times.upperBound)])
         #expect(clock.stamp(now: Date()).time == SyncStamp.times.upperBound)
-        clock.saw(SyncStamp(time: Int64.max, device: "E"))
+        clock.saw(SyncStamp(time: Int64.max, device: "E", sequence: Int64.max))
         #expect(clock.latest == SyncStamp.times.upperBound)
+        // A device that saw the last stamp there is can still stamp: never past it, never trapping.
+        for _ in 0..<3 { #expect(clock.stamp(now: Date()).time == SyncStamp.times.upperBound) }
         #expect(SyncClock.milliseconds(Date(timeIntervalSince1970: .infinity)) == 0)
         #expect(SyncClock.milliseconds(Date(timeIntervalSince1970: 1e15)) == SyncStamp.times.upperBound)
     }
 
-    @Test("a record round-trips through the suite's form; anything else is no record")
-    func records() {
-        let record = SyncRecord(stamp: SyncStamp(time: 3, device: "D"), value: [1, 2], state: .overQuota)
-        #expect(record.isSame(as: SyncRecord(stored: record.stored)))
-        #expect(SyncRecord(stored: ["time": 3]) == nil)
-        #expect(SyncRecord(stored: "x") == nil)
-        #expect(SyncRecord(stamp: .adopted(by: "D"), value: 1, state: .pending).isAdoptedOnly)
-        #expect(!SyncRecord(stamp: .adopted(by: "D"), value: 1, state: .synced).isAdoptedOnly)
-        #expect(SyncRecord.key(for: "theme") == "DefaultsCoder.sync.theme")
+    @Test("two values stamped in one millisecond: every device keeps the same one, whichever it held")
+    func ties() throws {
+        let time = Date(timeIntervalSince1970: 1_800_000_000.5)
+        let values: [Any] = ["dark", "light", 1, 2, true, Data([1]), ["a": 1], ["a": 2], [1, 2], [1, 2, 3]]
+        for first in values {
+            for second in values where !sameStoredValue(first, second) {
+                let a = try #require(CloudEntry(cloud: [time, first] as [Any]))
+                let b = try #require(CloudEntry(cloud: [time, second] as [Any]))
+                // Exactly one wins, seen from either side.
+                #expect(a.outranks(b.stamp, value: b.value) != b.outranks(a.stamp, value: a.value), "\(first) \(second)")
+            }
+            let a = try #require(CloudEntry(cloud: [time, first] as [Any]))
+            #expect(!a.outranks(a.stamp, value: first), "a value never outranks itself")
+        }
+        // A number bridged from the cloud ranks as the same number stored here.
+        let bridged = try #require(CloudEntry(cloud: [time, NSNumber(value: Int64(7))] as [Any]))
+        #expect(!bridged.outranks(bridged.stamp, value: 7))
     }
 }

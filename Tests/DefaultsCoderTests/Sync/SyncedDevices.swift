@@ -29,6 +29,9 @@ final class SyncedDevice: @unchecked Sendable {
 
     var defaults: UserDefaults { suite.defaults }
 
+    /// The name of `.syncedName`, for entries a test puts in the cloud itself.
+    static let syncedNameKey = DefaultsKeys.syncedName.name
+
     init(
         _ cloud: SimulatedCloud, named name: String, account: String? = "account", needsInitialSync: Bool = false,
         keys: [DefaultsKeys] = [.syncedVolume, .syncedLayout, .syncedName], retryDelay: TimeInterval = 10,
