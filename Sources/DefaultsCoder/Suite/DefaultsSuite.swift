@@ -163,6 +163,14 @@ final class DefaultsSuite: @unchecked Sendable {
             domains[index].value(forKey: key)
         }
 
+        /// Whether `key` may hold a value in suite `index`, by one lookup that reads none
+        /// of the suite's other values: `false` only when it holds none.
+        func mayHoldValue(forKey key: String, in index: Int) -> Bool {
+            let domain = domains[index]
+            if let change = domain.changes[key] { return change != nil }
+            return domain.defaults.object(forKey: key) != nil
+        }
+
         /// How many suites the change works on.
         var count: Int { domains.count }
 

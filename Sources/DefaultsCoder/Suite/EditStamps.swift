@@ -221,8 +221,10 @@ extension DefaultsSuite.Values {
     mutating func stampEdits() {
         for index in 0..<count {
             let edited = changedKeys(in: index).filter { !DefaultsSuite.isSyncRecord($0) }
-            // A suite that never synced has no clock: one lookup, and nothing else.
-            guard !edited.isEmpty, let storedClock = value(forKey: SyncClock.key, in: index) else { continue }
+            // A suite that never synced has no clock: one lookup, and nothing else (on the
+            // preferences backend, where a write reads no other value, none is read).
+            guard !edited.isEmpty, mayHoldValue(forKey: SyncClock.key, in: index), let storedClock = value(forKey: SyncClock.key, in: index)
+            else { continue }
             var clock = SyncClock(stored: storedClock)
             let before = clock.last
             let now = suite(at: index).editClock()
