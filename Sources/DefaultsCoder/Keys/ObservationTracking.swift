@@ -18,18 +18,24 @@ import Observation
 #endif
 
 enum KeyTracking {
-    /// Reads `key` with `read`, and registers the read with the tracking in progress, if
+    /// Reads `key` from `store`, and registers the read with the tracking in progress, if
     /// any: the next change of the key after the read fires it.
-    static func read<Value>(_ key: DefaultsKey<Value>, in store: UserDefaults, _ read: () -> Value) -> Value {
+    static func read<Value>(_ key: DefaultsKey<Value>, in store: UserDefaults) -> Value {
         #if canImport(Observation)
         if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
             // Armed before the read, so that no change falls between them; read again
             // when one fired during the read (the tracking in progress is installed only
             // when its reading body returns, and would miss it). A few tries; past them
             // the value read is at most one change old.
+            let feed = DefaultsSuite.of(store).feed
             for attempt in 0..<4 {
-                let tracker = KeyTracker.armed(key.name, in: DefaultsSuite.of(store).feed, through: store)
-                let value = read()
+                let tracker = KeyTracker.armed(key.name, in: feed, through: store)
+                let stored = store.object(forKey: key.name)
+                // The tracking fires on the next change from what this read found: a value
+                // set since the feed last published, unannounced, is published first (it
+                // fires the tracker, and this read arms a new one).
+                feed.noteRead(of: key.name, stored: stored, through: store)
+                let value = store.valueReportingFailure(for: key, stored: stored)
                 if !tracker.hasFired || attempt == 3 {
                     tracker.access()
                     return value
@@ -37,7 +43,7 @@ enum KeyTracking {
             }
         }
         #endif
-        return read()
+        return store[key]
     }
 }
 

@@ -73,7 +73,7 @@ public struct UserDefault<Value: Codable & Sendable>: @unchecked Sendable {
     /// SwiftUI view that reads it is not updated: follow `updates(for:initial:)` there.)
     public var wrappedValue: Value {
         get {
-            KeyTracking.read(key, in: store) { store[key] }
+            KeyTracking.read(key, in: store)
         }
         nonmutating set { store[key] = newValue }
     }

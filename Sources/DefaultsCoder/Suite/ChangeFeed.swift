@@ -243,6 +243,21 @@ final class ChangeFeed: @unchecked Sendable {
         fileprivate let tickets: [Ticket]
     }
 
+    /// Publishes `key` anew when a reader found `stored` there, not the value last
+    /// published: a change nobody announced (a plain `set` Foundation did not report),
+    /// which the key's subscribers must hear before a later write is compared with it.
+    /// Returns once it was handed over; costs one comparison when nothing changed.
+    func noteRead(of key: String, stored: Any?, through defaults: UserDefaults) {
+        let isCurrent = withState { state in state.published[key].map { $0.isSame(as: stored) } ?? true }
+        guard !isCurrent else { return }
+        let queued = backend.withProcessLock { () -> [Ticket] in
+            guard withState({ $0.subscribers[key] != nil }) else { return [] }
+            let read = readValues(of: [key], through: defaults)
+            return withState { $0.publish(read) }
+        }
+        deliver(queued)
+    }
+
     /// Reads the keys subscribers listen to, under the suite's lock, after the backend
     /// took in what changed outside this process's package writes (`reload`: another
     /// process's write), and publishes those whose value differs from the one last

@@ -229,6 +229,26 @@ struct ObservationTrackingTests {
         #expect(await eventually { tracking.value == 1 })
         #expect(wrapper.wrappedValue == Interrupted(value: 3))
     }
+
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    @Test("a tracked read after a plain set nobody announced fires at the next change from what it read, also a package write of the value the feed last published")
+    func readAfterUnannouncedSet() async throws {
+        let suite = TestSuite()
+        let key = DefaultsKey<Int>(plainKey("count"), default: 0)
+        let wrapper = UserDefault(key, store: suite.defaults)
+        // A view drawn before the plain set, and one drawn after it.
+        let before = TrackingCount { #expect(wrapper.wrappedValue == 0) }
+        // A plain set, unannounced (Foundation on Linux announces none; none is posted).
+        suite.defaults.set(5, forKey: key.name)
+        let after = TrackingCount { #expect(wrapper.wrappedValue == 5) }
+        // The first view showed 0: it is out of date, and hears so.
+        #expect(await eventually(within: 10) { before.value == 1 })
+        #expect(after.value == 0)
+        // Back to 0, the value the feed had last published before the plain set.
+        suite.defaults[key] = 0
+        #expect(await eventually(within: 10) { after.value == 1 })
+        #expect(wrapper.wrappedValue == 0)
+    }
 }
 
 /// An `Int` whose next decoding runs `duringNextDecode` first: a way in between a
