@@ -4,7 +4,9 @@
 //
 // A read costs a read. Every wrapper of one key in one suite shares one tracker, which
 // listens to the suite's feed from a read until the key's next change: the feed has
-// already compared the value, so the tracker decodes nothing and fires. Then it stops
+// already compared the value, so the tracker decodes nothing and fires the registrar of
+// each wrapper read since (`TrackedReader`), held weakly: a released model's trackings
+// go with it. Then it stops
 // listening, as the framework's own trackings end when they fire; the next read arms a
 // new one. Observation has no public way to ask whether a tracking is in progress
 // (`ObservationRegistrar` offers `access`, `willSet`, `didSet` and `withMutation`), so a
@@ -20,13 +22,17 @@ import Observation
 enum KeyTracking {
     /// Reads `key` from `store`, and registers the read with the tracking in progress, if
     /// any: the next change of the key after the read fires it.
-    static func read<Value>(_ key: DefaultsKey<Value>, in store: UserDefaults) -> Value {
+    ///
+    /// - Parameter reader: The reading wrapper's own registrar: trackings of the read end
+    ///   with it, as trackings of an `@Observable` model's property end with the model.
+    static func read<Value>(_ key: DefaultsKey<Value>, in store: UserDefaults, by reader: TrackedReader) -> Value {
         #if canImport(Observation)
         if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
             // Armed before the read, so that no change falls between them; read again
-            // when one fired during the read (the tracking in progress is installed only
-            // when its reading body returns, and would miss it). A few tries; past them
-            // the value read is at most one change old.
+            // when one was published during the read (the tracking in progress is
+            // installed only when its reading body returns, and would miss it; or the
+            // tracker would fire for a value this read saw). A few tries; past them the
+            // value read is at most one change old.
             let feed = DefaultsSuite.of(store).feed
             for attempt in 0..<4 {
                 let tracker = KeyTracker.armed(key.name, in: feed, through: store)
@@ -36,8 +42,8 @@ enum KeyTracking {
                 // fires the tracker, and this read arms a new one).
                 feed.noteRead(of: key.name, stored: stored, through: store)
                 let value = store.valueReportingFailure(for: key, stored: stored)
-                if !tracker.hasFired || attempt == 3 {
-                    tracker.access()
+                if !tracker.isStale || attempt == 3 {
+                    tracker.access(by: reader)
                     return value
                 }
             }
@@ -47,21 +53,65 @@ enum KeyTracking {
     }
 }
 
+/// One wrapper's registrars: a tracking registers with the wrapper that was read, so
+/// that it ends when the wrapper (and the model holding it) goes, as Observation's own
+/// trackings do. One registrar per tracker the wrapper was read through: a tracker that
+/// fires for a change fires only the trackings armed before that change was published,
+/// never one armed since on a read that already found the new value.
+final class TrackedReader: @unchecked Sendable {
+    // Unchecked: the list is locked; its registrants are `Registrant`s, held here alone
+    // (a tracker holds them weakly).
+    private let registrants = Locked<[(tracker: WeakReference, registrant: AnyObject)]>([])
+
+    init() {}
+
+    #if canImport(Observation)
+    /// The registrar of reads through `tracker`, made on first use; those of trackers
+    /// gone (fired and let go) are dropped.
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    func registrant(for tracker: KeyTracker) -> Registrant {
+        registrants.withLock { registrants in
+            if let found = registrants.first(where: { $0.tracker.object === tracker }), let registrant = found.registrant as? Registrant {
+                return registrant
+            }
+            registrants.removeAll { $0.tracker.object == nil }
+            let made = Registrant()
+            registrants.append((WeakReference(tracker), made))
+            return made
+        }
+    }
+
+    /// The observable a tracking of a wrapper's read registers with.
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    final class Registrant: Observable, Sendable {
+        let registrar = ObservationRegistrar()
+        /// The property tracked: the key's value, which lives in the store.
+        var value: Void { () }
+
+        func access() { registrar.access(self, keyPath: \.value) }
+        func changed() { registrar.withMutation(of: self, keyPath: \.value) {} }
+    }
+    #endif
+}
+
 #if canImport(Observation)
-/// The registrar of one key of one suite, listening to the suite's feed until the key's
-/// next change: `access` on each read, and a mutation when the key changes.
+/// The listener of one key of one suite, listening to the suite's feed until the key's
+/// next change: the readers registered on each read, and a mutation of each reader that
+/// is still there when the key changes.
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
-final class KeyTracker: Observable, ChangeSubscriber, @unchecked Sendable {
+final class KeyTracker: ChangeSubscriber, @unchecked Sendable {
     // Unchecked: `isSubscribed` is behind `subscribing`; the rest are constants or locked.
-    private let registrar = ObservationRegistrar()
+    /// The readers that read since the tracker was armed, held weakly: a released model's
+    /// trackings are not kept, nor fired.
+    private let readers = Locked<[ObjectIdentifier: WeakReference]>([:])
     private let key: String
     private let feed: ChangeFeed
     private let subscribing = NSLock()
     private var isSubscribed = false
     private let fired = Locked(false)
-
-    /// The property the registrar tracks: the key's value, which lives in the store.
-    var value: Void { () }
+    /// The number of the key's value as published when the tracker joined the feed;
+    /// `nil` until it joined.
+    private let joined = Locked<Int?>(nil)
 
     private init(key: String, feed: ChangeFeed) {
         self.key = key
@@ -80,7 +130,9 @@ final class KeyTracker: Observable, ChangeSubscriber, @unchecked Sendable {
     static func armed(_ key: String, in feed: ChangeFeed, through store: UserDefaults) -> KeyTracker {
         let id = ID(feed: ObjectIdentifier(feed), key: key)
         let tracker = armed.withLock { armed in
-            if let tracker = armed[id] { return tracker }
+            // A stale tracker fires at a change already published: it is left to fire
+            // for the reads before that change, and replaced for the reads after it.
+            if let tracker = armed[id], !tracker.isStale { return tracker }
             let tracker = KeyTracker(key: key, feed: feed)
             armed[id] = tracker
             return tracker
@@ -89,13 +141,26 @@ final class KeyTracker: Observable, ChangeSubscriber, @unchecked Sendable {
         return tracker
     }
 
-    /// Whether the key changed since the tracker was armed.
-    var hasFired: Bool {
-        fired.withLock { $0 }
+    /// Whether a change of the key was published since the tracker joined the feed: it
+    /// fired, or will fire once the change is handed over, for a value a read now finds.
+    var isStale: Bool {
+        guard let joined = joined.withLock({ $0 }) else { return false }
+        return fired.withLock { $0 } || feed.publication(of: key) != joined
     }
 
-    func access() {
-        registrar.access(self, keyPath: \.value)
+    /// Registers the tracking in progress with `reader`, and `reader` with this tracker.
+    func access(by reader: TrackedReader) {
+        let registrant = reader.registrant(for: self)
+        readers.withLock { readers in
+            let id = ObjectIdentifier(registrant)
+            // A released reader's address may be a new one's: the entry is replaced.
+            guard readers[id]?.object !== registrant else { return }
+            // Entries of released readers are dropped as the list grows, so that it stays
+            // as long as the readers alive, doubled.
+            if readers.count >= 64, readers.count.nonzeroBitCount == 1 { readers = readers.filter { $0.value.object != nil } }
+            readers[id] = WeakReference(registrant)
+        }
+        registrant.access()
     }
 
     /// Subscribes once; readers that find the tracker before that wait for it, so that
@@ -105,7 +170,8 @@ final class KeyTracker: Observable, ChangeSubscriber, @unchecked Sendable {
         defer { subscribing.unlock() }
         guard !isSubscribed else { return }
         isSubscribed = true
-        feed.subscribe(self, to: [key], through: store, initial: false)
+        let number = feed.subscribe(self, to: [key], through: store, initial: false)[key]
+        joined.withLock { $0 = number }
     }
 
     // MARK: - ChangeSubscriber
@@ -127,7 +193,11 @@ final class KeyTracker: Observable, ChangeSubscriber, @unchecked Sendable {
             if armed[id] === self { armed[id] = nil }
         }
         feed.unsubscribe(self)
-        registrar.withMutation(of: self, keyPath: \.value) {}
+        let live = readers.withLock { readers in
+            defer { readers = [:] }
+            return readers.values.compactMap { $0.object as? TrackedReader.Registrant }
+        }
+        for registrant in live { registrant.changed() }
     }
 }
 #endif

@@ -32,6 +32,9 @@ public struct UserDefault<Value: Codable & Sendable>: @unchecked Sendable {
     /// The `UserDefaults` the value is stored in.
     public let store: UserDefaults
 
+    /// Where trackings of this wrapper's reads register: they end when it goes.
+    private let reader = TrackedReader()
+
     /// A property for `key`.
     ///
     /// - Parameters:
@@ -73,7 +76,7 @@ public struct UserDefault<Value: Codable & Sendable>: @unchecked Sendable {
     /// SwiftUI view that reads it is not updated: follow `updates(for:initial:)` there.)
     public var wrappedValue: Value {
         get {
-            KeyTracking.read(key, in: store)
+            KeyTracking.read(key, in: store, by: reader)
         }
         nonmutating set { store[key] = newValue }
     }

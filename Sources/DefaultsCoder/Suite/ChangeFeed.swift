@@ -88,6 +88,8 @@ final class ChangeFeed: @unchecked Sendable {
         var external: (any ExternalChangesToken)?
         /// Subscriptions under way: the feed stays among the live ones while any is.
         var joining = 0
+        /// How many values were published: each published value's number.
+        var publications = 0
 
         /// Queues each of `read` whose value is not the one last published for its key,
         /// and takes it as published. Returns what was queued.
@@ -96,7 +98,8 @@ final class ChangeFeed: @unchecked Sendable {
             for change in read {
                 let last = published[change.key]
                 if last?.isSame(as: change.stored) == true { continue }
-                published[change.key] = LastValue(change.stored)
+                publications += 1
+                published[change.key] = LastValue(change.stored, number: publications)
                 // A key first read here (its first subscriber is joining) is where
                 // everyone starts: no one heard anything else.
                 if last != nil, let targets = subscribers[change.key] { queued.append(append(.change(change, targets))) }
@@ -119,12 +122,14 @@ final class ChangeFeed: @unchecked Sendable {
         }
     }
 
-    /// A key's value as last published: absent, or a tree.
+    /// A key's value as last published: absent, or a tree; and its number.
     private struct LastValue {
         let stored: Any?
+        let number: Int
 
-        init(_ stored: Any?) {
+        init(_ stored: Any?, number: Int) {
             self.stored = stored
+            self.number = number
         }
 
         func isSame(as other: Any?) -> Bool {
@@ -155,8 +160,12 @@ final class ChangeFeed: @unchecked Sendable {
     /// suite's lock; with `initial`, its first call comes before any change after that
     /// read. A key whose value moved since it was last published (a change nobody
     /// announced) is published first, to the subscribers already there.
-    func subscribe(_ subscriber: any ChangeSubscriber, to keys: [String], through defaults: UserDefaults, initial: Bool) {
-        let queued = backend.withProcessLock { () -> [Ticket] in
+    ///
+    /// - Returns: The number of each key's value as published when the subscriber joined
+    ///   (see `publication(of:)`): it hears every publication after it.
+    @discardableResult
+    func subscribe(_ subscriber: any ChangeSubscriber, to keys: [String], through defaults: UserDefaults, initial: Bool) -> [String: Int] {
+        let (queued, joined) = backend.withProcessLock { () -> ([Ticket], [String: Int]) in
             // Live before it reads: a registration either rechecks this feed after the
             // read, or was made before it.
             withState { state in
@@ -170,13 +179,22 @@ final class ChangeFeed: @unchecked Sendable {
                 var queued = state.publish(read)
                 for key in keys { state.subscribers[key, default: [:]][ObjectIdentifier(subscriber)] = subscriber }
                 if initial { queued.append(state.append(.start(subscriber))) }
-                return queued
+                let joined = keys.compactMap { key in state.published[key].map { (key, $0.number) } }
+                return (queued, Dictionary(joined, uniquingKeysWith: { first, _ in first }))
             }
         }
         FoundationAnnouncements.listen()
         startWatching()
         listenExternally()
         deliver(queued)
+        return joined
+    }
+
+    /// The number of `key`'s value as last published, counted across the feed's keys;
+    /// `nil` when nothing listens to it. A subscriber that joined at an earlier number
+    /// has a change of the key queued for it, or handed over.
+    func publication(of key: String) -> Int? {
+        withState { $0.published[key]?.number }
     }
 
     /// Tells the transport the keys listened to now.

@@ -231,6 +231,23 @@ struct ObservationTrackingTests {
     }
 
     @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    @Test("trackings end with their model: 3,000 models read under tracking and released hear nothing; one kept hears the change")
+    func trackingsEndWithModel() async throws {
+        let suite = TestSuite()
+        let fired = Locked(0)
+        for _ in 0..<3_000 {
+            let model = ObservedSettings(store: suite.defaults)
+            withObservationTracking { _ = model.launchCount } onChange: { fired.withLock { $0 += 1 } }
+        }
+        let kept = ObservedSettings(store: suite.defaults)
+        let tracking = TrackingCount { _ = kept.launchCount }
+        suite.defaults[.launchCount] = 1
+        #expect(await eventually(within: 10) { tracking.value == 1 })
+        #expect(fired.withLock { $0 } == 0)
+        withExtendedLifetime(kept) {}
+    }
+
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     @Test("a tracked read after a plain set nobody announced fires at the next change from what it read, also a package write of the value the feed last published")
     func readAfterUnannouncedSet() async throws {
         let suite = TestSuite()
@@ -248,6 +265,40 @@ struct ObservationTrackingTests {
         suite.defaults[key] = 0
         #expect(await eventually(within: 10) { after.value == 1 })
         #expect(wrapper.wrappedValue == 0)
+    }
+
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    @Test("a read of a value whose change is published but not yet handed over is not fired by that change")
+    func readWhileChangeQueued() async throws {
+        let suite = TestSuite()
+        let key = DefaultsKey<Int>(plainKey("count"), default: 0)
+        let blocker = DefaultsKey<Int>(plainKey("blocker"), default: 0)
+        let wrapper = UserDefault(key, store: suite.defaults)
+        let before = TrackingCount { #expect(wrapper.wrappedValue == 0) }
+        // An observer that holds the delivery of the blocker's change, so that the next
+        // change is published, and queued behind it.
+        let entered = DispatchSemaphore(value: 0)
+        let gate = DispatchSemaphore(value: 0)
+        let observation = suite.defaults.observe(blocker, initial: false) { _, _ in
+            entered.signal()
+            gate.wait()
+        }
+        defer { observation.cancel() }
+        let feed = DefaultsSuite.of(suite.defaults).feed
+        let published = try #require(feed.publication(of: key.name))
+        let blocking = Task { try await offPool { suite.defaults[blocker] = 1 } }
+        try await offPool { entered.wait() }
+        let writing = Task { try await offPool { suite.defaults[key] = 5 } }
+        #expect(await eventually(within: 10) { feed.publication(of: key.name) != published })
+        // Drawn now, the view shows 5: the change to 5, handed over later, is not news to it.
+        let after = TrackingCount { #expect(wrapper.wrappedValue == 5) }
+        gate.signal()
+        try await blocking.value
+        try await writing.value
+        #expect(await eventually(within: 10) { before.value == 1 })
+        #expect(after.value == 0)
+        suite.defaults[key] = 6
+        #expect(await eventually(within: 10) { after.value == 1 })
     }
 }
 
