@@ -237,7 +237,11 @@ struct ObservationTrackingTests {
         let fired = Locked(0)
         for _ in 0..<3_000 {
             let model = ObservedSettings(store: suite.defaults)
-            withObservationTracking { _ = model.launchCount } onChange: { fired.withLock { $0 += 1 } }
+            withObservationTracking {
+                _ = model.launchCount
+            } onChange: {
+                fired.withLock { $0 += 1 }
+            }
         }
         let kept = ObservedSettings(store: suite.defaults)
         let tracking = TrackingCount { _ = kept.launchCount }
