@@ -146,8 +146,9 @@ public struct UserDefaultsProvider: ConfigProvider, Sendable {
     }
 
     /// Calls `updatesHandler` with a snapshot now, then each time a change of a key the
-    /// suite shows alters it. A key that appears later is heard from the next change of
-    /// a key already there, or when this process writes it.
+    /// suite shows alters it. A key that appears later is heard when this process writes
+    /// it through the package (on Apple platforms, with `set(_:forKey:)` too), or from the
+    /// next change of a key already there.
     nonisolated(nonsending) public func watchSnapshot<Return: ~Copyable>(
         updatesHandler: nonisolated(nonsending) (_ updates: ConfigUpdatesAsyncSequence<any ConfigSnapshot, Never>) async throws -> Return
     ) async throws -> Return {
@@ -162,11 +163,15 @@ public struct UserDefaultsProvider: ConfigProvider, Sendable {
             watch.follow(Array(values.values.keys))
         }
         watch.start(onChange: emit)
-        let announcements = NotificationCenter.default.addObserver(
-            forName: UserDefaults.didChangeNotification, object: suite.defaults, queue: nil, using: { _ in emit() })
+        // What the observations of the keys shown cannot hear: a key that appears. The
+        // package announces each of its writes on every object of the suite; Foundation
+        // announces its own changes on Apple platforms (on Linux, a domain set whole).
+        let announcements = [UserDefaults.didChangeNotification, UserDefaults.keyDidChangeNotification].map { name in
+            NotificationCenter.default.addObserver(forName: name, object: suite.defaults, queue: nil, using: { _ in emit() })
+        }
         emit()
         defer {
-            NotificationCenter.default.removeObserver(announcements)
+            for announcement in announcements { NotificationCenter.default.removeObserver(announcement) }
             watch.stop()
             continuation.finish()
         }

@@ -280,6 +280,25 @@ struct UserDefaultsProviderTests {
         #expect(!DefaultsSuite.of(suite.defaults).feed.isSubscribed(name))
     }
 
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+    @Test("a snapshot watch hears a key that appears, written by this process through the package")
+    func watchSnapshotHearsNewKey() async throws {
+        let suite = TestSuite()
+        let (shown, appearing) = (plainKey("shown"), plainKey("appearing"))
+        suite.defaults.set("a", forKey: shown)
+        let provider = UserDefaultsProvider(suite.defaults)
+        let seen = try await provider.watchSnapshot { updates in
+            var seen: [String?] = []
+            for await snapshot in updates {
+                let value = try snapshot.value(forKey: AbsoluteConfigKey([appearing]), type: .int).value
+                seen.append(value.map { "\($0.content)" })
+                if seen.count == 1 { try suite.defaults.encode(5, forKey: appearing) } else { break }
+            }
+            return seen
+        }
+        #expect(seen == [nil, "int(5)"])
+    }
+
     // MARK: - The article's examples
 
     @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
