@@ -20,7 +20,7 @@ graphs="$output/symbol-graphs"
 # `swift build` start again from nothing either. Targets share it: each compiles only
 # what the ones before it did not.
 rm -rf "$output"
-mkdir -p "$graphs"
+mkdir -p "$graphs" "$output/site"
 
 for target in "${targets[@]}"; do
     swift build --target "$target" ${traits[@]+"${traits[@]}"} --scratch-path "$output/build" \

@@ -14,7 +14,7 @@ import Foundation
 enum ConfigConversion {
     /// `object` as a value of `type`.
     ///
-    /// - Throws: `UserDefaultsProvider.TypeMismatch` naming `key` when it is not one.
+    /// - Throws: `DefaultsSuiteProvider.TypeMismatch` naming `key` when it is not one.
     static func content(of object: Any, as type: ConfigType, key: String) throws -> ConfigContent {
         let content: ConfigContent?
         switch type {
@@ -29,7 +29,7 @@ enum ConfigConversion {
         case .boolArray: content = array(object, bool).map(ConfigContent.boolArray)
         case .byteChunkArray: content = array(object, bytes).map(ConfigContent.byteChunkArray)
         }
-        guard let content else { throw UserDefaultsProvider.TypeMismatch(key: key, type: type, found: describe(object)) }
+        guard let content else { throw DefaultsSuiteProvider.TypeMismatch(key: key, type: type, found: describe(object)) }
         return content
     }
 

@@ -279,11 +279,17 @@ final class ChangeFeed: @unchecked Sendable {
     /// Reads the keys subscribers listen to, under the suite's lock, after the backend
     /// took in what changed outside this process's package writes (`reload`: another
     /// process's write), and publishes those whose value differs from the one last
-    /// published; returns once they were handed over.
-    func recheck(through defaults: UserDefaults? = nil, reload: Bool = false) {
-        guard let defaults = defaults ?? anyObject() else { return }
+    /// published; returns once they were handed over. With `only`, just those of these
+    /// keys: a feed that listens to none of them costs one look.
+    func recheck(through defaults: UserDefaults? = nil, reload: Bool = false, only: Set<String>? = nil) {
+        let listened = { (state: State) -> [String] in
+            guard let only else { return Array(state.subscribers.keys) }
+            return state.subscribers.count <= only.count
+                ? state.subscribers.keys.filter(only.contains) : only.filter { state.subscribers[$0] != nil }
+        }
+        guard withState({ !listened($0).isEmpty }), let defaults = defaults ?? anyObject() else { return }
         let queued = backend.withProcessLock { () -> [Ticket] in
-            let keys = withState { Array($0.subscribers.keys) }
+            let keys = withState { listened($0) }
             guard !keys.isEmpty else { return [] }
             if reload { backend.reload(defaults) }
             let read = readValues(of: keys, through: defaults)
@@ -417,9 +423,11 @@ final class ChangeFeed: @unchecked Sendable {
         defer { if let number { _ = silentRegistrations.withLock { $0.values.removeValue(forKey: number) } } }
         register()
         // Taken after the registration: a feed that joins later reads the values itself.
+        // A registration changes what its own keys show, and nothing else.
         let others = live.withLock { Array($0.values) }.filter { $0 !== feed }
-        feed.recheck(through: defaults)
-        for other in others { other.recheck() }
+        let registered = Set(values.keys)
+        feed.recheck(through: defaults, only: registered)
+        for other in others { other.recheck(only: registered) }
     }
 }
 

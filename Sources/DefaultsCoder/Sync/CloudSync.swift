@@ -67,6 +67,17 @@ public final class CloudSync: @unchecked Sendable {
         /// The keys sent up since the store last reported a change: the ones a quota
         /// violation that names no keys is about.
         var uploadedSinceChange: [String] = []
+        /// The remote values the engine wrote into the suite, until the suite's change
+        /// feed hands them back: its own writes are no edits to reconcile.
+        var written: [String: StoredValue] = [:]
+        /// How many reconciling changes of the suite the engine made.
+        var reconciles = 0
+    }
+
+    /// A stored value (`nil`: removed), held for comparison.
+    private struct StoredValue: @unchecked Sendable {
+        // Unchecked: a property-list tree, never changed once stored.
+        let value: Any?
     }
 
     private enum Event {
@@ -360,6 +371,8 @@ public final class CloudSync: @unchecked Sendable {
         guard !keys.isEmpty else { return }
         var uploads: [(key: String, entry: CloudEntry)] = []
         var heldBack: [CloudSyncError] = []
+        var applied: [String: StoredValue] = [:]
+        state.withLock { $0.reconciles += 1 }
         do {
             // The engine's own change: what it writes are remote values and records, not
             // edits to stamp.
@@ -399,7 +412,10 @@ public final class CloudSync: @unchecked Sendable {
                     if recordOnly {
                         // The edit, recorded; nothing else until the store can sync.
                     } else if let remote, takesAccount || record.map({ $0.isAdoptedOnly || remote.outranks($0.stamp, value: $0.value) }) ?? true {
-                        if !sameStoredValue(current, remote.value) { try values.set(remote.value, forKey: key) }
+                        if !sameStoredValue(current, remote.value) {
+                            try values.set(remote.value, forKey: key)
+                            applied[key] = StoredValue(value: remote.value)
+                        }
                         next = SyncRecord(stamp: remote.stamp, value: remote.value, state: .synced)
                     } else if takesAccount {
                         next?.state = .localOnly
@@ -426,8 +442,12 @@ public final class CloudSync: @unchecked Sendable {
                     if let next, !next.isSame(as: recorded) { try values.set(next.stored, forKey: SyncRecord.key(for: key)) }
                 }
                 if storedClock == nil || syncClock.last != clockBefore { try values.set(syncClock.stored, forKey: SyncClock.key) }
+                // Noted before the change is published, which happens once it is written.
+                if !applied.isEmpty { self.state.withLock { $0.written.merge(applied) { _, new in new } } }
             }
         } catch {
+            // Nothing was written: nothing comes back.
+            state.withLock { state in for key in applied.keys { state.written[key] = nil } }
             guard keys.count == 1 else {
                 for key in keys { reconcile([key], heardEdits: heardEdits, accountChanged: accountChanged, recordOnly: recordOnly) }
                 return
@@ -478,9 +498,23 @@ public final class CloudSync: @unchecked Sendable {
         func begin(key _: String, stored _: Any?) {}
         func start() {}
         func receive(_ change: KeyChange) {
-            engine?.enqueue(.local([change.key]))
+            guard let engine, !engine.isOwnWrite(change) else { return }
+            engine.enqueue(.local([change.key]))
         }
     }
+
+    /// Whether `change` is the engine's own write of a remote value coming back through
+    /// the suite's feed, which the feed hands over in the order the suite changed: the
+    /// first change of the key after that write. Any other change of the key ends the wait.
+    private func isOwnWrite(_ change: KeyChange) -> Bool {
+        state.withLock { state in
+            guard let written = state.written.removeValue(forKey: change.key) else { return false }
+            return sameStoredValue(written.value, change.stored)
+        }
+    }
+
+    /// How many reconciling changes of the suite the engine made, for the tests.
+    var reconcileCount: Int { state.withLock { $0.reconciles } }
 }
 
 /// What the store holds, by key, in bytes as the limits count them; taken once per

@@ -48,6 +48,26 @@ struct CloudSyncTests {
         }
     }
 
+    @Test("a remote change costs one reconcile: the engine's own write of it, heard back from the suite, is no edit")
+    func remoteChangeReconciledOnce() async throws {
+        let cloud = SimulatedCloud(delivery: .manual)
+        let (phone, laptop) = (try SyncedDevice(cloud, named: "phone"), try SyncedDevice(cloud, named: "laptop"))
+        await settle(cloud, [phone, laptop])
+        for volume in [3, 4, 5] {
+            phone.defaults[.syncedVolume] = volume
+            await phone.sync.waitUntilIdle()
+            let before = laptop.sync.reconcileCount
+            cloud.deliver()
+            await laptop.sync.waitUntilIdle()
+            #expect(laptop.defaults[.syncedVolume] == volume)
+            #expect(laptop.sync.reconcileCount - before == 1, "volume \(volume)")
+        }
+        // An edit of the value the engine just wrote is still heard, and goes up.
+        laptop.defaults[.syncedVolume] = 8
+        await settle(cloud, [phone, laptop])
+        #expect(phone.defaults[.syncedVolume] == 8)
+    }
+
     @Test("a value stored before sync began ranks below the cloud's, and goes up when the cloud has none")
     func adoptedValues() async throws {
         let cloud = SimulatedCloud(delivery: .manual)

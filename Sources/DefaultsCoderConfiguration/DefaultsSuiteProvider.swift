@@ -13,8 +13,8 @@ import Foundation
 ///
 /// ```swift
 /// let config = ConfigReader(providers: [
-///     UserDefaultsProvider.managedAppConfiguration(),   // what MDM pushes
-///     UserDefaultsProvider(.standard),                  // the app's settings, launch arguments
+///     DefaultsSuiteProvider.managedAppConfiguration(),   // what MDM pushes
+///     DefaultsSuiteProvider(.standard),                  // the app's settings, launch arguments
 ///     EnvironmentVariablesProvider(),
 /// ])
 /// let timeout = config.int(forKey: "http.timeout", default: 30)
@@ -27,7 +27,7 @@ import Foundation
 /// `UserDefaults` is plaintext on disk: mark what is secret with `secretsSpecifier` so
 /// that it is redacted in logs, but do not keep secrets in a suite.
 @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
-public struct UserDefaultsProvider: ConfigProvider, Sendable {
+public struct DefaultsSuiteProvider: ConfigProvider, Sendable {
     /// How a configuration key's components name a suite key.
     public struct KeyMapping: Sendable {
         /// The separator that joins the components, and lets nested dictionaries be
@@ -60,7 +60,7 @@ public struct UserDefaultsProvider: ConfigProvider, Sendable {
     /// `com.apple.configuration.managed`, a dictionary MDM sets.
     public static let managedAppConfigurationKey = "com.apple.configuration.managed"
 
-    /// "UserDefaultsProvider[suite]", or with the key of the dictionary it reads.
+    /// "DefaultsSuiteProvider[suite]", or with the key of the dictionary it reads.
     public let providerName: String
     private let suite: Suite
     private let resolver: Resolver
@@ -82,7 +82,7 @@ public struct UserDefaultsProvider: ConfigProvider, Sendable {
     ) {
         suite = Suite(defaults: defaults, includesRegisteredDefaults: includesRegisteredDefaults)
         resolver = Resolver(keys: keys, dictionaryKey: dictionaryKey, secrets: secretsSpecifier)
-        providerName = "UserDefaultsProvider" + (dictionaryKey.map { "[\($0)]" } ?? "")
+        providerName = "DefaultsSuiteProvider" + (dictionaryKey.map { "[\($0)]" } ?? "")
     }
 
     /// A provider of the managed app configuration MDM pushes to the app: the dictionary
@@ -96,22 +96,22 @@ public struct UserDefaultsProvider: ConfigProvider, Sendable {
     public static func managedAppConfiguration(
         _ defaults: UserDefaults = .standard, keys: KeyMapping = .dotSeparated,
         secretsSpecifier: SecretsSpecifier<String, ConfigContent> = .none
-    ) -> UserDefaultsProvider {
-        UserDefaultsProvider(defaults, keys: keys, dictionaryKey: managedAppConfigurationKey, secretsSpecifier: secretsSpecifier)
+    ) -> DefaultsSuiteProvider {
+        DefaultsSuiteProvider(defaults, keys: keys, dictionaryKey: managedAppConfigurationKey, secretsSpecifier: secretsSpecifier)
     }
 
     // MARK: - Reading
 
     /// The value for `key`, read now.
     ///
-    /// - Throws: `UserDefaultsProvider.TypeMismatch` when the value is not of `type`.
+    /// - Throws: `DefaultsSuiteProvider.TypeMismatch` when the value is not of `type`.
     public func value(forKey key: AbsoluteConfigKey, type: ConfigType) throws -> LookupResult {
         try resolver.lookUp(key, type: type, read: suite.read)
     }
 
     /// The value for `key`, read now.
     ///
-    /// - Throws: `UserDefaultsProvider.TypeMismatch` when the value is not of `type`.
+    /// - Throws: `DefaultsSuiteProvider.TypeMismatch` when the value is not of `type`.
     public func fetchValue(forKey key: AbsoluteConfigKey, type: ConfigType) async throws -> LookupResult {
         try value(forKey: key, type: type)
     }
@@ -233,7 +233,7 @@ private struct Values: @unchecked Sendable {
 /// How keys are found and values read; shared by the provider and its snapshots.
 @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
 private struct Resolver: Sendable {
-    let keys: UserDefaultsProvider.KeyMapping
+    let keys: DefaultsSuiteProvider.KeyMapping
     let dictionaryKey: String?
     let secrets: SecretsSpecifier<String, ConfigContent>
 
@@ -355,7 +355,7 @@ private final class SnapshotWatch: @unchecked Sendable {
 }
 
 @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
-extension UserDefaultsProvider {
+extension DefaultsSuiteProvider {
     /// Two results the same: equal lookups, or failures that say the same.
     fileprivate static func same(_ lhs: Result<LookupResult, any Error>, _ rhs: Result<LookupResult, any Error>) -> Bool {
         switch (lhs, rhs) {

@@ -12,8 +12,8 @@ import Testing
 
 @testable import DefaultsCoder
 
-@Suite("UserDefaultsProvider")
-struct UserDefaultsProviderTests {
+@Suite("DefaultsSuiteProvider")
+struct DefaultsSuiteProviderTests {
 
     /// The values `ProviderCompatTest` expects, as native property-list values.
     static func compatValues() -> [String: Any] {
@@ -29,21 +29,81 @@ struct UserDefaultsProviderTests {
         ]
     }
 
+    /// A lookup that swift-configuration's own `UserDefaultsProvider` is tested with:
+    /// what the suite holds, the dictionary read instead of the suite (its nested mode),
+    /// the key asked for, and what is found.
+    struct UpstreamLookup: Sendable, CustomTestStringConvertible {
+        let stored: [String: SendableAny]
+        var dictionaryKey: String?
+        let key: String
+        let type: ConfigType
+        let found: ConfigContent?
+
+        var testDescription: String { "\(key) as \(type)\(dictionaryKey.map { " in \($0)" } ?? "")" }
+
+        static let managed = DefaultsSuiteProvider.managedAppConfigurationKey
+        static let all: [UpstreamLookup] = [
+            UpstreamLookup(stored: ["app.name": SendableAny("MyApp")], key: "app.name", type: .string, found: .string("MyApp")),
+            UpstreamLookup(stored: ["http.timeout": SendableAny(30)], key: "http.timeout", type: .int, found: .int(30)),
+            UpstreamLookup(stored: ["rate.limit": SendableAny(3.14)], key: "rate.limit", type: .double, found: .double(3.14)),
+            UpstreamLookup(stored: ["feature.enabled": SendableAny(true)], key: "feature.enabled", type: .bool, found: .bool(true)),
+            UpstreamLookup(stored: [:], key: "nonexistent", type: .string, found: nil),
+            UpstreamLookup(stored: ["tags": SendableAny(["swift", "ios"])], key: "tags", type: .stringArray, found: .stringArray(["swift", "ios"])),
+            UpstreamLookup(
+                stored: [managed: SendableAny(["http.timeout": 60, "app.name": "NestedApp"] as [String: Any])], dictionaryKey: managed,
+                key: "http.timeout", type: .int, found: .int(60)),
+            UpstreamLookup(
+                stored: [managed: SendableAny(["http.timeout": 60, "app.name": "NestedApp"] as [String: Any])], dictionaryKey: managed,
+                key: "app.name", type: .string, found: .string("NestedApp")),
+            UpstreamLookup(stored: [:], dictionaryKey: "nonexistent.dict", key: "some.key", type: .string, found: nil),
+            UpstreamLookup(stored: ["port": SendableAny("8080")], key: "port", type: .int, found: .int(8080)),
+            UpstreamLookup(stored: ["debug": SendableAny("yes")], key: "debug", type: .bool, found: .bool(true)),
+        ]
+
+        init(stored: [String: SendableAny], dictionaryKey: String? = nil, key: String, type: ConfigType, found: ConfigContent?) {
+            (self.stored, self.dictionaryKey, self.key, self.type, self.found) = (stored, dictionaryKey, key, type, found)
+        }
+    }
+
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+    @Test("the lookups swift-configuration's own UserDefaultsProvider is tested with find the same here", arguments: UpstreamLookup.all)
+    func upstreamLookups(_ lookup: UpstreamLookup) async throws {
+        let suite = TestSuite()
+        for (key, value) in lookup.stored { suite.defaults.set(value.value, forKey: key) }
+        let provider = DefaultsSuiteProvider(suite.defaults, dictionaryKey: lookup.dictionaryKey)
+        let key = AbsoluteConfigKey(lookup.key.split(separator: ".").map(String.init))
+        let result = try provider.value(forKey: key, type: lookup.type)
+        #expect(result.value?.content == lookup.found)
+        #expect(try await provider.fetchValue(forKey: key, type: lookup.type) == result)
+        #expect(try provider.snapshot().value(forKey: key, type: lookup.type).value?.content == lookup.found)
+    }
+
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+    @Test("a string asked for as an array of integers is a type mismatch, as upstream's provider throws one")
+    func upstreamMismatch() throws {
+        let suite = TestSuite()
+        suite.defaults.set("hello", forKey: "name")
+        let error = caught(DefaultsSuiteProvider.TypeMismatch.self) {
+            try DefaultsSuiteProvider(suite.defaults).value(forKey: AbsoluteConfigKey(["name"]), type: .intArray)
+        }
+        #expect(error == DefaultsSuiteProvider.TypeMismatch(key: "name", type: .intArray, found: "a string"))
+    }
+
     @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
     @Test("swift-configuration's conformance test passes over a suite's own values")
     func compatibilityOverASuite() async throws {
         let suite = TestSuite()
         for (key, value) in Self.compatValues() { suite.defaults.set(value, forKey: key) }
-        try await ProviderCompatTest(provider: UserDefaultsProvider(suite.defaults)).runTest()
+        try await ProviderCompatTest(provider: DefaultsSuiteProvider(suite.defaults)).runTest()
     }
 
     @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
     @Test("swift-configuration's conformance test passes over managed app configuration")
     func compatibilityOverManagedConfiguration() async throws {
         let suite = TestSuite()
-        suite.defaults.set(Self.compatValues(), forKey: UserDefaultsProvider.managedAppConfigurationKey)
-        let provider = UserDefaultsProvider.managedAppConfiguration(suite.defaults)
-        #expect(provider.providerName == "UserDefaultsProvider[com.apple.configuration.managed]")
+        suite.defaults.set(Self.compatValues(), forKey: DefaultsSuiteProvider.managedAppConfigurationKey)
+        let provider = DefaultsSuiteProvider.managedAppConfiguration(suite.defaults)
+        #expect(provider.providerName == "DefaultsSuiteProvider[com.apple.configuration.managed]")
         try await ProviderCompatTest(provider: provider).runTest()
     }
 
@@ -115,13 +175,13 @@ struct UserDefaultsProviderTests {
     func conversion(_ conversion: Conversion) throws {
         let suite = TestSuite()
         suite.defaults.set(conversion.stored.value, forKey: "k")
-        let provider = UserDefaultsProvider(suite.defaults)
+        let provider = DefaultsSuiteProvider(suite.defaults)
         let type = try #require(ConfigType(rawValue: conversion.type))
         for read in [provider.value, provider.snapshot().value] {
             if let content = conversion.content {
                 #expect(try read(AbsoluteConfigKey(["k"]), type).value.map { "\($0.content)" } == content)
             } else {
-                let mismatch = UserDefaultsProvider.TypeMismatch(key: "k", type: type, found: conversion.found ?? "")
+                let mismatch = DefaultsSuiteProvider.TypeMismatch(key: "k", type: type, found: conversion.found ?? "")
                 #expect(throws: mismatch) { try read(AbsoluteConfigKey(["k"]), type) }
             }
         }
@@ -133,10 +193,10 @@ struct UserDefaultsProviderTests {
         let suite = TestSuite()
         suite.defaults.set(Date(timeIntervalSince1970: 0), forKey: "when")
         suite.defaults.set(7, forKey: "count")
-        let config = ConfigReader(provider: UserDefaultsProvider(suite.defaults))
+        let config = ConfigReader(provider: DefaultsSuiteProvider(suite.defaults))
         #expect(config.int(forKey: "count") == 7)
         #expect(config.string(forKey: "when", default: "fallback") == "fallback")
-        #expect("\(UserDefaultsProvider.TypeMismatch(key: "when", type: .string, found: "a date"))" == "\"when\" holds a date, not string")
+        #expect("\(DefaultsSuiteProvider.TypeMismatch(key: "when", type: .string, found: "a date"))" == "\"when\" holds a date, not string")
     }
 
     // MARK: - What is read
@@ -152,11 +212,11 @@ struct UserDefaultsProviderTests {
             defer { suite.defaults.setVolatileDomain(saved, forName: UserDefaults.registrationDomain) }
             suite.defaults.register(defaults: [key: 5, stored: 1])
             suite.defaults.set(2, forKey: stored)
-            let plain = UserDefaultsProvider(suite.defaults)
+            let plain = DefaultsSuiteProvider(suite.defaults)
             #expect(try plain.value(forKey: AbsoluteConfigKey([key]), type: .int).value == nil)
             #expect(try plain.value(forKey: AbsoluteConfigKey([stored]), type: .int).value?.content == .int(2))
             #expect(try plain.snapshot().value(forKey: AbsoluteConfigKey([key]), type: .int).value == nil)
-            let asked = UserDefaultsProvider(suite.defaults, includesRegisteredDefaults: true)
+            let asked = DefaultsSuiteProvider(suite.defaults, includesRegisteredDefaults: true)
             #expect(try asked.value(forKey: AbsoluteConfigKey([key]), type: .int).value?.content == .int(5))
             #expect(try asked.snapshot().value(forKey: AbsoluteConfigKey([key]), type: .int).value?.content == .int(5))
         }
@@ -170,7 +230,7 @@ struct UserDefaultsProviderTests {
         let verbose = uniqueKey("verbose")
         suite.defaults.set(10, forKey: timeout)
         try await ProcessWideState.withLaunchArguments([timeout: "2.5e1", verbose: "YES"], on: suite.defaults) { () throws in
-            let provider = UserDefaultsProvider(suite.defaults)
+            let provider = DefaultsSuiteProvider(suite.defaults)
             #expect(try provider.value(forKey: AbsoluteConfigKey([timeout]), type: .int).value?.content == .int(25))
             #expect(try provider.value(forKey: AbsoluteConfigKey([verbose]), type: .bool).value?.content == .bool(true))
         }
@@ -184,15 +244,15 @@ struct UserDefaultsProviderTests {
         suite.defaults.set(["retry.count": 4], forKey: "db")
         suite.defaults.set(9, forKey: "db.retry.count")
         suite.defaults.set("x", forKey: "log_level")
-        let dotted = UserDefaultsProvider(suite.defaults)
+        let dotted = DefaultsSuiteProvider(suite.defaults)
         #expect(try dotted.value(forKey: AbsoluteConfigKey(["http", "timeout"]), type: .int).value?.content == .int(30))
         #expect(try dotted.value(forKey: AbsoluteConfigKey(["http", "retry", "count"]), type: .int).value?.content == .int(3))
         #expect(try dotted.value(forKey: AbsoluteConfigKey(["db", "retry", "count"]), type: .int).value?.content == .int(9))
         #expect(try dotted.value(forKey: AbsoluteConfigKey(["http", "absent"]), type: .int).value == nil)
-        let underscored = UserDefaultsProvider(suite.defaults, keys: .separated(by: "_"))
+        let underscored = DefaultsSuiteProvider(suite.defaults, keys: .separated(by: "_"))
         let level = try underscored.value(forKey: AbsoluteConfigKey(["log", "level"]), type: .string)
         #expect(level == LookupResult(encodedKey: "log_level", value: "x"))
-        let custom = UserDefaultsProvider(suite.defaults, keys: .custom { "log_" + $0.components.joined() })
+        let custom = DefaultsSuiteProvider(suite.defaults, keys: .custom { "log_" + $0.components.joined() })
         #expect(try custom.value(forKey: AbsoluteConfigKey(["level"]), type: .string).value?.content == .string("x"))
     }
 
@@ -202,7 +262,7 @@ struct UserDefaultsProviderTests {
         let suite = TestSuite()
         suite.defaults.set("s3cr3t", forKey: "api.token")
         suite.defaults.set("eu", forKey: "api.region")
-        let provider = UserDefaultsProvider(suite.defaults, secretsSpecifier: .specific(["api.token"]))
+        let provider = DefaultsSuiteProvider(suite.defaults, secretsSpecifier: .specific(["api.token"]))
         let token = try provider.value(forKey: AbsoluteConfigKey(["api", "token"]), type: .string).value
         #expect(token?.isSecret == true)
         #expect(token?.description == "[string: <REDACTED>]")
@@ -218,7 +278,7 @@ struct UserDefaultsProviderTests {
         let name = plainKey("level")
         let key = DefaultsKey<Int>(name, default: 0)
         suite.defaults.set(1, forKey: name)
-        let provider = UserDefaultsProvider(suite.defaults)
+        let provider = DefaultsSuiteProvider(suite.defaults)
         let seen = try await provider.watchValue(forKey: AbsoluteConfigKey([name]), type: .int) { updates in
             var seen: [Int?] = []
             for await update in updates {
@@ -242,7 +302,7 @@ struct UserDefaultsProviderTests {
     func watchValueDeduplicates() async throws {
         let suite = TestSuite()
         suite.defaults.set(["timeout": 30, "other": 1], forKey: "http")
-        let provider = UserDefaultsProvider(suite.defaults)
+        let provider = DefaultsSuiteProvider(suite.defaults)
         let seen = try await provider.watchValue(forKey: AbsoluteConfigKey(["http", "timeout"]), type: .int) { updates in
             var seen: [ConfigContent?] = []
             for await update in updates {
@@ -266,7 +326,7 @@ struct UserDefaultsProviderTests {
         let suite = TestSuite()
         let name = plainKey("mode")
         suite.defaults.set("a", forKey: name)
-        let provider = UserDefaultsProvider(suite.defaults)
+        let provider = DefaultsSuiteProvider(suite.defaults)
         let modes = try await provider.watchSnapshot { updates in
             var modes: [String?] = []
             for await snapshot in updates {
@@ -286,7 +346,7 @@ struct UserDefaultsProviderTests {
         let suite = TestSuite()
         let (shown, appearing) = (plainKey("shown"), plainKey("appearing"))
         suite.defaults.set("a", forKey: shown)
-        let provider = UserDefaultsProvider(suite.defaults)
+        let provider = DefaultsSuiteProvider(suite.defaults)
         let seen = try await provider.watchSnapshot { updates in
             var seen: [String?] = []
             for await snapshot in updates {
@@ -306,14 +366,14 @@ struct UserDefaultsProviderTests {
     func articleLayers() throws {
         let suite = TestSuite()
         let config = ConfigReader(providers: [
-            UserDefaultsProvider.managedAppConfiguration(suite.defaults),
-            UserDefaultsProvider(suite.defaults),
+            DefaultsSuiteProvider.managedAppConfiguration(suite.defaults),
+            DefaultsSuiteProvider(suite.defaults),
             EnvironmentVariablesProvider(environmentVariables: ["HTTP_TIMEOUT": "10", "HTTP_RETRIES": "2"]),
         ])
         #expect(config.int(forKey: "http.timeout", default: 30) == 10)
         suite.defaults.set(20, forKey: "http.timeout")
         #expect(config.int(forKey: "http.timeout", default: 30) == 20)
-        suite.defaults.set(["http": ["timeout": 5]], forKey: UserDefaultsProvider.managedAppConfigurationKey)
+        suite.defaults.set(["http": ["timeout": 5]], forKey: DefaultsSuiteProvider.managedAppConfigurationKey)
         #expect(config.int(forKey: "http.timeout", default: 30) == 5)
         #expect(config.int(forKey: "http.retries", default: 0) == 2)
     }
@@ -322,7 +382,7 @@ struct UserDefaultsProviderTests {
     @Test("Reading configuration: watching a level")
     func articleWatch() async throws {
         let suite = TestSuite()
-        let config = ConfigReader(provider: UserDefaultsProvider(suite.defaults))
+        let config = ConfigReader(provider: DefaultsSuiteProvider(suite.defaults))
         let levels = try await config.watchInt(forKey: "log.level", default: 0) { updates in
             var levels: [Int] = []
             for await level in updates {
