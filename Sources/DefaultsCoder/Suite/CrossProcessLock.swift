@@ -172,7 +172,7 @@ final class CrossProcessLock: @unchecked Sendable {
 /// "the" lock; a suite's directory goes only with the suite's own file. Threads of this
 /// process share the hold: each suite's own turn orders them, and a change of two
 /// suites of one directory takes it once. The directory is open only while held.
-private final class DirectoryLock: @unchecked Sendable {
+final class DirectoryLock: @unchecked Sendable {
     // Unchecked: `holders` is behind `entering`; `held` behind its own lock, since a
     // suspension's expiry lets go from another thread; the rest is constant.
     let path: String
@@ -180,6 +180,18 @@ private final class DirectoryLock: @unchecked Sendable {
     private let entering = NSLock()
     /// The threads of this process inside a change that holds the lock.
     private var holders = 0
+    /// Whether the file `standIn` in the directory is locked instead of the directory,
+    /// which could not be: behind `entering`.
+    private var usesStandIn = false
+
+    /// The file locked where a directory cannot be: an NFS mount takes `flock(2)` for a
+    /// lock of the whole file, which needs it open for writing, and a directory cannot
+    /// be. Weaker, as a clean-up can remove the file while it is held; made only there.
+    static let standIn = ".defaultscoder.lock"
+
+    /// Whether this task's locks take directories for unlockable (an NFS mount), for the
+    /// tests.
+    @TaskLocal static var refusesDirectories = false
     /// The open directory while the lock is held, and the activity that keeps the app
     /// from being suspended meanwhile.
     private let held = Locked<(descriptor: Int32, activity: (any SuspensionActivity)?)>((-1, nil))
@@ -263,10 +275,11 @@ private final class DirectoryLock: @unchecked Sendable {
     private func openLocked(waiting: CrossProcessLock.Waiting) throws -> Int32 {
         var tries = 0
         while true {
-            var descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            let target = usesStandIn ? path + "/" + Self.standIn : path
+            var descriptor = Self.openTarget(target, isFile: usesStandIn)
             if descriptor < 0 && errno == ENOENT {
                 do { try CrossProcessLock.makeDirectory(at: path) } catch let error as DefaultsSuiteError { throw Unavailable(error: error) }
-                descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+                descriptor = Self.openTarget(target, isFile: usesStandIn)
             }
             guard descriptor >= 0 else {
                 let code = errno
@@ -275,10 +288,14 @@ private final class DirectoryLock: @unchecked Sendable {
                 if code == EMFILE || code == ENFILE || code == ENOMEM { throw error }
                 throw Unavailable(error: error)
             }
-            switch Self.lock(descriptor, waiting: waiting) {
+            switch Self.refusesDirectories && !usesStandIn ? EBADF : Self.lock(descriptor, waiting: waiting) {
             case 0:
-                if Self.isStill(descriptor, at: path) { return descriptor }
+                if Self.isStill(descriptor, at: target) { return descriptor }
                 close(descriptor)
+            case let code where !usesStandIn && [EBADF, ENOLCK, EOPNOTSUPP, EINVAL].contains(code):
+                // The directory cannot be locked here: its stand-in file is, from now on.
+                close(descriptor)
+                usesStandIn = true
             case EWOULDBLOCK:
                 close(descriptor)
                 tries += 1
@@ -293,6 +310,12 @@ private final class DirectoryLock: @unchecked Sendable {
         }
     }
 
+    /// `path` opened to be locked: a directory, read only, or the stand-in file, made
+    /// when missing.
+    private static func openTarget(_ path: String, isFile: Bool) -> Int32 {
+        isFile ? open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600) : open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    }
+
     /// Takes the lock on `descriptor`: 0, `EWOULDBLOCK` when another process holds it
     /// and `waiting` is bounded, or another `errno`.
     private static func lock(_ descriptor: Int32, waiting: CrossProcessLock.Waiting) -> Int32 {
@@ -303,7 +326,7 @@ private final class DirectoryLock: @unchecked Sendable {
         return 0
     }
 
-    /// Whether the open directory `descriptor` is the one at `path` (device and inode).
+    /// Whether the open `descriptor` is the directory or file at `path` (device and inode).
     private static func isStill(_ descriptor: Int32, at path: String) -> Bool {
         var held = stat()
         var there = stat()

@@ -46,13 +46,18 @@ struct CrossProcessLockTests {
         }
     }
 
-    /// Another process's hold on the lock of the directory `path`, until `release()`.
+    /// Another process's hold on the lock of the directory `path` (or of the file, with
+    /// `isFile`), until `release()`.
     private final class Holder {
         private let descriptor: Int32
 
-        init(_ path: String) throws {
-            try CrossProcessLock.makeDirectory(at: path)
-            descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        init(_ path: String, isFile: Bool = false) throws {
+            if isFile {
+                descriptor = open(path, O_RDWR | O_CLOEXEC)
+            } else {
+                try CrossProcessLock.makeDirectory(at: path)
+                descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            }
             try #require(descriptor >= 0)
             try #require(flock(descriptor, LOCK_EX | LOCK_NB) == 0)
         }
@@ -231,6 +236,26 @@ struct CrossProcessLockTests {
                 == "Cannot lock the UserDefaults directory \(placement.lockedDirectory(of: suite)): the app is being suspended. Nothing was changed.")
         #expect(suite.defaults.object(forKey: key) as? Int == 1)
         #expect(!FileManager.default.fileExists(atPath: placement.lockedDirectory(of: suite)))
+    }
+
+    @Test("where a directory cannot be locked (an NFS mount), a file in it stands for it: another process's hold of it holds a migration off")
+    func standInFile() throws {
+        let (suite, placement) = (TestSuite(), Placement())
+        defer { placement.remove() }
+        let standIn = placement.lockedDirectory(of: suite) + "/" + DirectoryLock.standIn
+        try DirectoryLock.$refusesDirectories.withValue(true) {
+            #expect(try placement.run { try suite.defaults.migrate(DefaultsMigration(version: 1)) } == 1)
+            #expect(FileManager.default.fileExists(atPath: standIn))
+            let holder = try Holder(standIn, isFile: true)
+            let error = placement.run {
+                CrossProcessLock.Waiting.$overridden.withValue(.bounded(tries: 2, milliseconds: 10)) {
+                    caught(DefaultsSuiteError.self) { try suite.defaults.migrate(DefaultsMigration(version: 1), DefaultsMigration(version: 2)) }
+                }
+            }
+            #expect(error?.operation == .lockBusy)
+            holder.release()
+            #expect(try placement.run { try suite.defaults.migrate(DefaultsMigration(version: 1), DefaultsMigration(version: 2)) } == 2)
+        }
     }
 
     @Test("a clean-up of the files beside the lock while another process holds it changes nothing: the migration waits for that process")
