@@ -302,6 +302,7 @@ final class ChangeFeed: @unchecked Sendable {
     /// joining. A key that shows the value a registration made `withoutAnnouncing` is
     /// giving it is silent: that registration is what changed it.
     private func readValues(of keys: [String], through defaults: UserDefaults) -> [KeyChange] {
+        Self.keysRead?(keys)
         let values = keys.map { defaults.object(forKey: $0) }
         // Looked up after the read: a registration the read saw is still listed, since
         // it ends with a recheck of this suite, which waits for the suite's lock.
@@ -391,6 +392,10 @@ final class ChangeFeed: @unchecked Sendable {
     /// The feeds that have subscribers, for Foundation's announcements. (A feed lives as
     /// long as its suite, which lives as long as the process: no weak reference needed.)
     private static let live = Locked<[ObjectIdentifier: ChangeFeed]>([:])
+
+    /// Called with the keys each recheck or joining subscriber on this task reads, for
+    /// the tests (other tasks' rechecks are not seen).
+    @TaskLocal static var keysRead: (@Sendable ([String]) -> Void)?
 
     /// Rechecks every feed that has subscribers.
     static func recheckAll() {
