@@ -5,11 +5,8 @@
 //      defaults-coder-probe read SUITE           the suite's values, as a binary plist on stdout
 //      defaults-coder-probe write SUITE FILE     stores each key of the binary plist FILE
 //      defaults-coder-probe argument KEY …       object(forKey:) of the standard defaults, as a binary plist
-//      defaults-coder-probe migrate SUITE [pause|slow] runs `Migrations.app` on the suite,
-//                                                 saying what it does on stdout; `pause` stops
-//                                                 in step 2, `slow` takes 20 ms there
-//      defaults-coder-probe migrate-write SUITE KEY  migrates as `migrate SUITE slow`, then
-//                                                 encodes the version under KEY
+//      defaults-coder-probe migrate SUITE [pause] runs `Migrations.app` on the suite, saying
+//                                                 what it does on stdout; `pause` stops in step 2
 //      defaults-coder-probe hammer SUITE MODE    writes the key "n" with MODE (encode, reset,
 //                                                 subscript, migrate) until it is killed
 //      defaults-coder-probe keys SUITE PREFIX N  encodes PREFIX0 … PREFIX(N-1), one write each
@@ -53,21 +50,14 @@ func say(_ line: String) {
 
 /// The migrations of the README's worked example, as an app at version 2 declares them.
 enum Migrations {
-    /// How step 2 takes its time: not at all, for a minute (a test kills the process), or
-    /// 20 ms (a window for a test to act in while the lock is held).
-    enum Hold: String {
-        case none, pause, slow
-    }
-
-    static func app(hold: Hold) -> [DefaultsMigration] {
+    static func app(pause: Bool) -> [DefaultsMigration] {
         [
             DefaultsMigration(version: 1, .rename("username", to: "account.name")),
             DefaultsMigration(
                 version: 2,
                 .convert("font", from: Int.self, to: "appearance.fontSize") { size in
                     say("converting")
-                    if hold == .slow { usleep(20_000) }
-                    if hold == .pause {
+                    if pause {
                         say("in step")
                         // Held for a minute whatever signal ends a sleep early: the test
                         // that waits on this step kills the process itself.
@@ -166,22 +156,9 @@ func run(_ arguments: [String]) -> Int32 {
         output(found)
         return 0
     case "migrate" where arguments.count == 2 || arguments.count == 3:
-        guard let defaults = UserDefaults(suiteName: arguments[1]),
-            let hold = arguments.count == 3 ? Migrations.Hold(rawValue: arguments[2]) : Migrations.Hold.none
-        else { return 2 }
-        do {
-            let version = try defaults.migrate(Migrations.app(hold: hold))
-            say("version \(version)")
-            return 0
-        } catch {
-            FileHandle.standardError.write(Data("\(error)\n".utf8))
-            return 1
-        }
-    case "migrate-write" where arguments.count == 3:
         guard let defaults = UserDefaults(suiteName: arguments[1]) else { return 2 }
         do {
-            let version = try defaults.migrate(Migrations.app(hold: .slow))
-            try defaults.encode(version, forKey: arguments[2])
+            let version = try defaults.migrate(Migrations.app(pause: arguments.count == 3 && arguments[2] == "pause"))
             say("version \(version)")
             return 0
         } catch {

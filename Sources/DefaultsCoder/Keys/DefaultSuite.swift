@@ -102,8 +102,10 @@ public final class ThrowawaySuite: @unchecked Sendable {
     deinit {
         defaults.removePersistentDomain(forName: name)
         #if os(Linux)
-        // Foundation on Linux leaves the emptied file.
-        try? FileManager.default.removeItem(atPath: SuiteFile.named(name).path)
+        // Foundation on Linux leaves the emptied file, and the package its lock file.
+        let file = SuiteFile.named(name)
+        try? FileManager.default.removeItem(atPath: file.path)
+        try? FileManager.default.removeItem(atPath: file.lockPath)
         #endif
     }
 }

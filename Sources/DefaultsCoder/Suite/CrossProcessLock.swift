@@ -1,11 +1,11 @@
 // A lock that processes running this package take before a change that must not
-// interleave with another process's: an exclusive `flock(2)` on a directory, held while
+// interleave with another process's: an exclusive `flock(2)` on a lock file, held while
 // the thread holds this process's turn. The file backend takes it for every write (it
 // writes the suite's file itself); the preferences backend only for migrations and
 // `resetAll()`, where `cfprefsd` orders single writes but nothing orders a whole change.
-// The directory is open only while the lock is held, so that no descriptor stays open
-// between changes: a removed directory is then gone for good, and a process with many
-// suites holds nothing per suite.
+// The file is open only while the lock is held, so that no descriptor stays open between
+// changes: a removed directory is then gone for good, and a process with many suites
+// holds no file per suite.
 
 import Foundation
 
@@ -19,7 +19,8 @@ import Musl
 
 /// This process's turn at a suite, and, within it, every process's.
 final class CrossProcessLock: @unchecked Sendable {
-    // Unchecked: `turn` guards `depth` and `entered`; the rest are constants.
+    // Unchecked: `turn` guards `depth` and `held`; `held` is also reached by a
+    // suspension's expiry on another thread, under its own lock; the rest are constants.
     // `NSRecursiveLock` is thread-safe but not marked `Sendable` in every SDK.
 
     /// How long a process waits for the lock while another holds it.
@@ -39,48 +40,48 @@ final class CrossProcessLock: @unchecked Sendable {
         @TaskLocal static var overridden: Waiting?
     }
 
-    /// The suite's lock, by name: a path in the directory that is locked.
+    /// The lock file.
     let path: String
     /// How long to wait for another process.
     private let waiting: Waiting
-    /// What a directory that cannot be made or opened does: `nil` throws; otherwise the
+    /// What a lock file that cannot be made or opened does: `nil` throws; otherwise the
     /// change goes on holding this process's turn only, and this is called the first time.
     private let onUnavailable: (@Sendable (DefaultsSuiteError) -> Void)?
     private let reportedUnavailable = Locked(false)
     /// Package changes take turns in this process; recursive, since a failure handler or
     /// an observer called during a change may change the suite again.
     private let turn = NSRecursiveLock()
-    /// How deep the current thread holds `turn` across processes.
+    /// How deep the current thread holds `turn` across processes: a second `flock` of the
+    /// file from this process would wait for the first forever.
     private var depth = 0
-    /// Whether the outermost change holds `directory` (not when it could not be had).
-    private var entered = false
-    /// What is locked across processes; `nil` for a suite of unknown name.
-    private let directory: DirectoryLock?
+    /// The open lock file while the lock is held, and the activity that keeps the app
+    /// from being suspended meanwhile. Behind a lock of its own: the activity's expiry
+    /// closes the file from another thread.
+    private let held = Locked<(descriptor: Int32, activity: (any SuspensionActivity)?)>((-1, nil))
 
-    private init(path: String, identity: String?, waiting: Waiting, onUnavailable: (@Sendable (DefaultsSuiteError) -> Void)?) {
+    private init(path: String, waiting: Waiting, onUnavailable: (@Sendable (DefaultsSuiteError) -> Void)?) {
         self.path = path
         self.waiting = waiting
         self.onUnavailable = onUnavailable
-        directory = identity.map { DirectoryLock.of(URL(fileURLWithPath: $0).deletingLastPathComponent().path) }
     }
 
-    /// Every lock of this process, by its name: suites whose lock names are one file
+    /// Every lock of this process, by its file: suites whose lock files are one file
     /// (`x` and `./x`, or names that differ in case on a disk that folds case) share one
-    /// lock object, so that a change of both takes this process's turn once.
+    /// lock object, so that a change of both takes the file once. Two objects would each
+    /// open it, and the second `flock(2)` would wait for the first.
     private static let locks = Locked<[String: CrossProcessLock]>([:])
 
-    /// The lock named by the path `path`, made with `waiting` and `onUnavailable` the
-    /// first time; the same object for every spelling of that path. Across processes it
-    /// locks the path's directory.
+    /// The lock of the file at `path`, made with `waiting` and `onUnavailable` the first
+    /// time; the same object for every spelling of that file.
     static func shared(
         path: String, waiting: Waiting = .blocking, onUnavailable: (@Sendable (DefaultsSuiteError) -> Void)? = nil
     ) -> CrossProcessLock {
         // A suite of unknown name has no file: a lock of its own, taken in this process only.
-        guard !path.isEmpty else { return CrossProcessLock(path: path, identity: nil, waiting: waiting, onUnavailable: onUnavailable) }
+        guard !path.isEmpty else { return CrossProcessLock(path: path, waiting: waiting, onUnavailable: onUnavailable) }
         let identity = fileIdentity(of: path)
         return locks.withLock { locks in
             if let lock = locks[identity] { return lock }
-            let lock = CrossProcessLock(path: path, identity: identity, waiting: waiting, onUnavailable: onUnavailable)
+            let lock = CrossProcessLock(path: path, waiting: waiting, onUnavailable: onUnavailable)
             locks[identity] = lock
             return lock
         }
@@ -100,21 +101,18 @@ final class CrossProcessLock: @unchecked Sendable {
         return identity
     }
 
-    /// Runs `body` holding this process's turn and the directory's lock.
+    /// Runs `body` holding this process's turn and the lock file.
     ///
-    /// - Throws: `DefaultsSuiteError`: `.lock` when the directory cannot be made or
+    /// - Throws: `DefaultsSuiteError`: `.lock` when the lock file cannot be made or
     ///   locked, or the app is being suspended; `.lockBusy` when another process held it
     ///   through every try; what `body` throws.
     func withLock<R>(_ body: () throws -> R) throws -> R {
         try withProcessLock {
-            if depth == 0 { entered = try enterDirectory() }
+            if depth == 0 { try lockAcrossProcesses() }
             depth += 1
             defer {
                 depth -= 1
-                if depth == 0, entered {
-                    directory?.leave()
-                    entered = false
-                }
+                if depth == 0 { unlockAcrossProcesses() }
             }
             return try body()
         }
@@ -127,143 +125,45 @@ final class CrossProcessLock: @unchecked Sendable {
         return try body()
     }
 
-    /// Takes the directory's lock; `false` when there is none to take, or it cannot be
-    /// had and the suite goes on with this process's turn (`onUnavailable`).
-    private func enterDirectory() throws -> Bool {
-        guard let directory else { return false }
-        do {
-            try directory.enter(waiting: Waiting.overridden ?? waiting)
-            return true
-        } catch let unavailable as DirectoryLock.Unavailable {
-            guard let onUnavailable else { throw unavailable.error }
-            let isFirst = reportedUnavailable.withLock { reported in
-                defer { reported = true }
-                return !reported
-            }
-            if isFirst { onUnavailable(DefaultsSuiteError(operation: .lockUnavailable, path: unavailable.error.path, reason: unavailable.error.reason)) }
-            return false
-        }
-    }
-
-    /// The directory `path`, made owner only (as Foundation makes the preferences' own)
-    /// when it is missing.
-    ///
-    /// - Throws: `DefaultsSuiteError` (`.lock`) naming the directory.
-    static func makeDirectory(at directory: String) throws {
-        guard !FileManager.default.fileExists(atPath: directory) else { return }
-        do {
-            try FileManager.default.createDirectory(
-                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw DefaultsSuiteError(operation: .lock, path: directory, reason: (error as NSError).localizedDescription)
-        }
-    }
-
-    /// The directory of the file at `path`, made as `makeDirectory(at:)` makes it.
-    static func makeDirectory(containing path: String) throws {
-        try makeDirectory(at: URL(fileURLWithPath: path).deletingLastPathComponent().path)
-    }
-}
-
-/// The exclusive `flock(2)` on a directory that a change of any suite whose lock is named
-/// in it holds across processes, one object per directory in the process. A directory,
-/// not a lock file: a file can be removed while a process holds it (a clean-up of the
-/// folder), and the next process would make a new one and lock that, so that two hold
-/// "the" lock; a suite's directory goes only with the suite's own file. Threads of this
-/// process share the hold: each suite's own turn orders them, and a change of two
-/// suites of one directory takes it once. The directory is open only while held.
-final class DirectoryLock: @unchecked Sendable {
-    // Unchecked: `holders` is behind `entering`; `held` behind its own lock, since a
-    // suspension's expiry lets go from another thread; the rest is constant.
-    let path: String
-    /// Taken to join or leave the hold; held while the first joiner waits for the lock.
-    private let entering = NSLock()
-    /// The threads of this process inside a change that holds the lock.
-    private var holders = 0
-    /// Whether the file `standIn` in the directory is locked instead of the directory,
-    /// which could not be: behind `entering`.
-    private var usesStandIn = false
-
-    /// The file locked where a directory cannot be: an NFS mount takes `flock(2)` for a
-    /// lock of the whole file, which needs it open for writing, and a directory cannot
-    /// be. Weaker, as a clean-up can remove the file while it is held; made only there.
-    static let standIn = ".defaultscoder.lock"
-
-    /// Whether this task's locks take directories for unlockable (an NFS mount), for the
-    /// tests.
-    @TaskLocal static var refusesDirectories = false
-    /// The open directory while the lock is held, and the activity that keeps the app
-    /// from being suspended meanwhile.
-    private let held = Locked<(descriptor: Int32, activity: (any SuspensionActivity)?)>((-1, nil))
-
-    /// A directory that cannot be made or opened: a suite may go on without it.
-    struct Unavailable: Error {
-        let error: DefaultsSuiteError
-    }
-
-    private init(path: String) {
-        self.path = path
-    }
-
-    private static let all = Locked<[String: DirectoryLock]>([:])
-
-    /// The lock of the directory `path` (resolved: one object per directory).
-    static func of(_ path: String) -> DirectoryLock {
-        all.withLock { all in
-            if let lock = all[path] { return lock }
-            let lock = DirectoryLock(path: path)
-            all[path] = lock
-            return lock
-        }
-    }
-
-    /// Joins this process's hold, taking the lock when no thread holds it: inside an
-    /// activity that holds off suspension, and checking that the directory locked is
-    /// still the one at the path (one removed and made again meanwhile is let go of, and
-    /// the path opened again).
-    ///
-    /// - Throws: `DefaultsSuiteError` (`.lock` when the app is being suspended or the lock
-    ///   cannot be taken, `.lockBusy`), or `Unavailable` when the directory cannot be
-    ///   made or opened.
-    func enter(waiting: CrossProcessLock.Waiting) throws {
-        entering.lock()
-        defer { entering.unlock() }
-        if holders > 0 {
-            holders += 1
-            return
-        }
+    /// Opens the lock file, takes the `flock(2)`, and checks that the file locked is
+    /// still the one at the path: one removed or replaced meanwhile (a clean-up of the
+    /// directory) is let go of and the path opened again, so that every process locks the
+    /// same file. A missing directory is made, owner only, as Foundation makes the
+    /// preferences' own.
+    private func lockAcrossProcesses() throws {
         let activity = try SuspensionGuards.current.map { suspension in
             guard let activity = suspension.begin(onExpiry: { [held] in Self.letGo(held) }) else {
                 throw DefaultsSuiteError(operation: .lock, path: path, reason: "the app is being suspended")
             }
             return activity
         }
+        let descriptor: Int32
         do {
-            let descriptor = try openLocked(waiting: waiting)
-            held.withLock { $0 = (descriptor, activity) }
-            holders = 1
+            descriptor = try openLocked()
+        } catch let error as DefaultsSuiteError where error.operation == .lock && onUnavailable != nil {
+            // Held in this process only; a lock file that cannot be made never stops a change.
+            let isFirst = reportedUnavailable.withLock { reported in
+                defer { reported = true }
+                return !reported
+            }
+            if isFirst { onUnavailable?(DefaultsSuiteError(operation: .lockUnavailable, path: error.path, reason: error.reason)) }
+            activity?.end()
+            return
         } catch {
             activity?.end()
             throw error
         }
+        held.withLock { $0 = (descriptor, activity) }
     }
 
-    /// Leaves this process's hold; the last to leave lets go of the lock.
-    func leave() {
-        entering.lock()
-        defer { entering.unlock() }
-        holders -= 1
-        guard holders == 0 else { return }
-        let activity = held.withLock { held in
-            defer { held.activity = nil }
-            return held.activity
-        }
+    private func unlockAcrossProcesses() {
+        let activity = held.withLock { $0.activity }
         Self.letGo(held)
         activity?.end()
     }
 
-    /// Closes the directory if it is open: closing lets go of the `flock(2)`. Called when
-    /// the last change ends, or when the activity that held off suspension expires first.
+    /// Closes the lock file if it is open: closing lets go of the `flock(2)`. Called when
+    /// a change ends, or when the activity that held off suspension expires first.
     private static func letGo(_ held: Locked<(descriptor: Int32, activity: (any SuspensionActivity)?)>) {
         held.withLock { held in
             if held.descriptor >= 0 { close(held.descriptor) }
@@ -271,31 +171,21 @@ final class DirectoryLock: @unchecked Sendable {
         }
     }
 
-    /// The directory, open and locked.
-    private func openLocked(waiting: CrossProcessLock.Waiting) throws -> Int32 {
+    /// The lock file, open and locked.
+    private func openLocked() throws -> Int32 {
+        let waiting = Waiting.overridden ?? waiting
         var tries = 0
         while true {
-            let target = usesStandIn ? path + "/" + Self.standIn : path
-            var descriptor = Self.openTarget(target, isFile: usesStandIn)
+            var descriptor = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
             if descriptor < 0 && errno == ENOENT {
-                do { try CrossProcessLock.makeDirectory(at: path) } catch let error as DefaultsSuiteError { throw Unavailable(error: error) }
-                descriptor = Self.openTarget(target, isFile: usesStandIn)
+                try Self.makeDirectory(containing: path)
+                descriptor = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
             }
-            guard descriptor >= 0 else {
-                let code = errno
-                // Out of descriptors is this process's state, not the directory's: thrown.
-                let error = DefaultsSuiteError.system(.lock, path, errno: code)
-                if code == EMFILE || code == ENFILE || code == ENOMEM { throw error }
-                throw Unavailable(error: error)
-            }
-            switch Self.refusesDirectories && !usesStandIn ? EBADF : Self.lock(descriptor, waiting: waiting) {
+            guard descriptor >= 0 else { throw DefaultsSuiteError.system(.lock, path, errno: errno) }
+            switch Self.lock(descriptor, waiting: waiting) {
             case 0:
-                if Self.isStill(descriptor, at: target) { return descriptor }
+                if Self.isStill(descriptor, at: path) { return descriptor }
                 close(descriptor)
-            case let code where !usesStandIn && [EBADF, ENOLCK, EOPNOTSUPP, EINVAL].contains(code):
-                // The directory cannot be locked here: its stand-in file is, from now on.
-                close(descriptor)
-                usesStandIn = true
             case EWOULDBLOCK:
                 close(descriptor)
                 tries += 1
@@ -310,15 +200,9 @@ final class DirectoryLock: @unchecked Sendable {
         }
     }
 
-    /// `path` opened to be locked: a directory, read only, or the stand-in file, made
-    /// when missing.
-    private static func openTarget(_ path: String, isFile: Bool) -> Int32 {
-        isFile ? open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600) : open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-    }
-
     /// Takes the lock on `descriptor`: 0, `EWOULDBLOCK` when another process holds it
     /// and `waiting` is bounded, or another `errno`.
-    private static func lock(_ descriptor: Int32, waiting: CrossProcessLock.Waiting) -> Int32 {
+    private static func lock(_ descriptor: Int32, waiting: Waiting) -> Int32 {
         let operation = waiting == .blocking ? LOCK_EX : LOCK_EX | LOCK_NB
         while flock(descriptor, operation) != 0 {
             guard errno == EINTR else { return errno == EAGAIN ? EWOULDBLOCK : errno }
@@ -326,7 +210,7 @@ final class DirectoryLock: @unchecked Sendable {
         return 0
     }
 
-    /// Whether the open `descriptor` is the directory or file at `path` (device and inode).
+    /// Whether the open file `descriptor` is the file at `path` (device and inode).
     private static func isStill(_ descriptor: Int32, at path: String) -> Bool {
         var held = stat()
         var there = stat()
@@ -334,13 +218,28 @@ final class DirectoryLock: @unchecked Sendable {
     }
 
     /// `another process held it through 50 tries, 100 ms apart`.
-    private static func busyReason(_ waiting: CrossProcessLock.Waiting) -> String {
+    private static func busyReason(_ waiting: Waiting) -> String {
         guard case .bounded(let tries, let milliseconds) = waiting else { return "another process holds it" }
         return "another process held it through \(tries) tries, \(milliseconds) ms apart"
     }
+
+    /// The directory of the file at `path`, made owner only (as Foundation makes the
+    /// preferences' own) when it is missing.
+    ///
+    /// - Throws: `DefaultsSuiteError` (`.lock`) naming the directory.
+    static func makeDirectory(containing path: String) throws {
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        guard !FileManager.default.fileExists(atPath: directory) else { return }
+        do {
+            try FileManager.default.createDirectory(
+                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw DefaultsSuiteError(operation: .lock, path: directory, reason: (error as NSError).localizedDescription)
+        }
+    }
 }
 
-/// What keeps the app from being suspended while it holds a file lock: iOS terminates an
+/// What keeps the app from being suspended while it holds a lock file: iOS terminates an
 /// app that is suspended holding a file lock in a shared container (exception code
 /// `0xdead10cc`).
 protocol SuspensionGuard: Sendable {
@@ -356,7 +255,7 @@ protocol SuspensionActivity: Sendable {
     func end()
 }
 
-/// The guard a file lock is held under.
+/// The guard a lock file is held under.
 enum SuspensionGuards {
     /// The guard of this platform, or the one a test set on this task: the iOS family's
     /// expiring background activity; none where apps are not suspended (macOS, Linux).
@@ -389,7 +288,7 @@ private struct ExpiringActivity: SuspensionGuard {
         let activity = Activity()
         let started = DispatchSemaphore(value: 0)
         let granted = Locked<Bool?>(nil)
-        ProcessInfo.processInfo.performExpiringActivity(withReason: "DefaultsCoder: a migration holds a suite's lock") { expired in
+        ProcessInfo.processInfo.performExpiringActivity(withReason: "DefaultsCoder: a migration holds a suite's lock file") { expired in
             let isFirstCall = granted.withLock { granted in
                 defer { if granted == nil { granted = !expired } }
                 return granted == nil

@@ -1,24 +1,22 @@
-// Where the preferences backend locks a suite across processes, so that every process
-// that can write the suite reaches the same directory: an App Group's suite in the
-// group's container, any other suite in the app's own container. The directory is
-// locked, never a file in it (`CrossProcessLock`): nothing is made in
-// `Library/Preferences`, which belongs to Foundation, nor anywhere else but the
-// directory itself when it is missing. Apple's file-system guide keeps an app's own
-// support files in `Library/Application Support` (on tvOS, only caches are kept, so there).
+// Where the preferences backend keeps a suite's lock file, so that every process that
+// can write the suite reaches the same file: an App Group's suite in the group's
+// container, any other suite in the app's own container. Never in `Library/Preferences`,
+// which belongs to Foundation: Apple's file-system guide keeps an app's own support
+// files in `Library/Application Support` (on tvOS, only caches are kept, so there).
 
 import Foundation
 
-/// The directories the preferences backend locks.
+/// The directories the preferences backend's lock files go in.
 struct LockPlacement: Sendable {
-    /// The directory locked for the app's own suites.
+    /// Where the lock files of the app's own suites go.
     var ownDirectory: URL
     /// The container of the App Group `identifier` as this app sees it; `nil` when the
     /// app is not in the group.
     var groupContainer: @Sendable (_ identifier: String) -> URL?
 
-    /// The lock name of the suite `name`, a path in the directory locked: its App Group
-    /// container's when it is an App Group's suite (`AppGroup.identifier(ofSuite:)`) and
-    /// the app is in the group, else the app's own. No file is made at the path.
+    /// The lock file of the suite `name`: in its App Group's container when it is an
+    /// App Group's suite (`AppGroup.identifier(ofSuite:)`) and the app is in the group,
+    /// else in the app's own directory.
     func lockPath(forSuite name: String) -> String {
         let file = Self.fileName(forSuite: name)
         if let group = AppGroup.identifier(ofSuite: name), let container = groupContainer(group) {
@@ -27,13 +25,13 @@ struct LockPlacement: Sendable {
         return ownDirectory.appendingPathComponent(file).path
     }
 
-    /// `NAME.lock`; a `/` in the name (which Foundation takes as a path) is spelled
-    /// `%2F`, so that the name stays in the directory.
+    /// `NAME.lock` in a folder of the package's; a `/` in the name (which Foundation takes
+    /// as a path) is spelled `%2F`, so that the file stays in the folder.
     private static func fileName(forSuite name: String) -> String {
-        name.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "/", with: "%2F") + ".lock"
+        "DefaultsCoder/" + name.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "/", with: "%2F") + ".lock"
     }
 
-    /// The folder of a container's `Library` that is locked.
+    /// The folder of a container's `Library` the package's files go in.
     private static var supportFolder: String {
         #if os(tvOS)
         "Library/Caches"
@@ -43,7 +41,7 @@ struct LockPlacement: Sendable {
     }
 
     /// The placement of this platform, or the one a test set on this task; `nil` on
-    /// Linux, where a suite's file's own directory is locked.
+    /// Linux, where a suite's lock file sits beside the file Foundation keeps it in.
     static var current: LockPlacement? {
         if let overridden { return overridden }
         #if os(Linux)

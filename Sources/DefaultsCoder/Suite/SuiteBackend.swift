@@ -86,11 +86,11 @@ final class PreferencesBackend: SuiteBackend {
     /// from the other domains (`ownValues(of:)`).
     let name: String?
     /// Package changes of this suite take turns in this process. Migrations and
-    /// `resetAll()` of a suite of known name also lock a directory across processes
-    /// (that of `lockPath(forSuite:)`), without blocking and, on the iOS family, inside an
+    /// `resetAll()` of a suite of known name also take a lock file
+    /// (`lockPath(forSuite:)`), without blocking and, on the iOS family, inside an
     /// expiring background activity: `cfprefsd` orders each key's writes, but nothing
     /// else orders a whole change, and an app and its extension each migrating a shared
-    /// suite at launch would each run the migration. Plain writes take no such lock, as
+    /// suite at launch would each run the migration. Plain writes take no file lock, as
     /// Foundation's take none: a suspended app holding one in a shared container is
     /// terminated.
     private let lock: CrossProcessLock
@@ -108,7 +108,7 @@ final class PreferencesBackend: SuiteBackend {
     var readsBeforeChanging: Bool { false }
 
     func withLock<R>(acrossProcesses: Bool, _ body: () throws -> R) throws -> R {
-        // A suite of unknown name has no lock to share: this process's turn only.
+        // A suite of unknown name has no lock file to share: this process's turn only.
         guard acrossProcesses, name != nil else { return try lock.withProcessLock(body) }
         return try lock.withLock(body)
     }
@@ -117,8 +117,8 @@ final class PreferencesBackend: SuiteBackend {
         try lock.withProcessLock(body)
     }
 
-    /// The lock name of the suite `name`, in the directory every process that can write
-    /// the suite locks (`LockPlacement`): an App Group's suite in the group's container,
+    /// The lock file of the suite `name`, where every process that can write the suite
+    /// can reach it (`LockPlacement`): an App Group's suite in the group's container,
     /// where the app and its extensions share it; any other suite in the app's own
     /// container. On Linux, beside the suite's file.
     static func lockPath(forSuite name: String) -> String {

@@ -50,7 +50,7 @@ public struct DefaultsSuiteError: Error, Sendable, Equatable, CustomStringConver
         /// waits for a lock without end, since a process stopped in a debugger, or an app
         /// suspended while holding it, would stall every other. Try again later.
         case lockBusy
-        /// Making or opening the directory migrations and `resetAll()` lock across processes on Apple
+        /// Making the lock file migrations and `resetAll()` take across processes on Apple
         /// platforms: they go on with this process's lock only. Reported once per suite to
         /// `DefaultsFailure.handler`, never thrown.
         case lockUnavailable
@@ -95,11 +95,8 @@ public struct DefaultsSuiteError: Error, Sendable, Equatable, CustomStringConver
             return "Cannot make the App Group suite \(path): \(reason)."
         }
         if operation == .lockUnavailable {
-            return "Cannot lock the directory \(path) that migrations and resetAll() lock across processes: \(reason). "
+            return "Cannot make the lock file \(path) that migrations and resetAll() take across processes: \(reason). "
                 + "They take this process's lock only."
-        }
-        if operation == .lock || operation == .lockBusy {
-            return "Cannot lock the UserDefaults directory \(path): \(reason). Nothing was changed."
         }
         let doing: String
         switch operation {

@@ -45,9 +45,9 @@ extension UserDefaults {
     /// The package takes a suite for an App Group's when its name is an App Group
     /// identifier in either form Apple uses: `group.` and a name (iOS, and macOS), or a
     /// Team ID of ten capital letters and digits, a dot and a name (macOS). An App
-    /// Group's suite is locked by migrations and `resetAll()` in the group's container,
-    /// where the app and each extension find the same lock; any other suite in the app's
-    /// own container. This function is `suite(named:)` that refuses
+    /// Group's suite keeps the lock file of migrations and `resetAll()` in the group's
+    /// container, where the app and each extension find the same file; any other suite
+    /// keeps it in the app's own container. This function is `suite(named:)` that refuses
     /// a name in neither form, so that a typo is caught at once rather than by a migration
     /// that runs twice.
     ///

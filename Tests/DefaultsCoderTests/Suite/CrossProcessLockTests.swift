@@ -1,8 +1,8 @@
 // The lock migrations and `resetAll()` take across processes on Apple platforms (the
 // preferences backend): taken for them only, without blocking, inside an activity that
-// holds off suspension, and never a reason for a change to fail when its directory cannot
-// be made. Another process's hold is stood for by a second open directory of this one:
-// `flock(2)` locks of two open files conflict, in one process as in two.
+// holds off suspension, and never a reason for a change to fail when its file cannot be
+// made. Another process's hold is stood for by a second open file of this one: `flock(2)`
+// locks of two open files conflict, in one process as in two.
 
 import Foundation
 import Testing
@@ -22,18 +22,13 @@ import Musl
     .enabled(if: Backend.isPreferences, "the preferences backend's: Apple platforms, or DEFAULTSCODER_SUITE_BACKEND=preferences"))
 struct CrossProcessLockTests {
     /// A directory of its own standing for the app's Application Support, and the lock
-    /// name of `suite` in it (its directory is what is locked).
+    /// file of `suite` in it.
     private struct Placement {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("locks-\(UUID().uuidString)")
         var placement: LockPlacement { LockPlacement(ownDirectory: directory) { _ in nil } }
 
         func lockPath(of suite: TestSuite) -> String {
             placement.lockPath(forSuite: suite.name)
-        }
-
-        /// The directory locked for `suite`.
-        func lockedDirectory(of suite: TestSuite) -> String {
-            URL(fileURLWithPath: lockPath(of: suite)).deletingLastPathComponent().path
         }
 
         /// Runs `body` with the suites it first uses placing their lock files here.
@@ -46,18 +41,13 @@ struct CrossProcessLockTests {
         }
     }
 
-    /// Another process's hold on the lock of the directory `path` (or of the file, with
-    /// `isFile`), until `release()`.
+    /// Another process's hold on the lock file at `path`, until `release()`.
     private final class Holder {
         private let descriptor: Int32
 
-        init(_ path: String, isFile: Bool = false) throws {
-            if isFile {
-                descriptor = open(path, O_RDWR | O_CLOEXEC)
-            } else {
-                try CrossProcessLock.makeDirectory(at: path)
-                descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-            }
+        init(_ path: String) throws {
+            try CrossProcessLock.makeDirectory(containing: path)
+            descriptor = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
             try #require(descriptor >= 0)
             try #require(flock(descriptor, LOCK_EX | LOCK_NB) == 0)
         }
@@ -66,9 +56,9 @@ struct CrossProcessLockTests {
             close(descriptor)
         }
 
-        /// Whether a process could take the lock of the directory `path` now.
+        /// Whether a process could take the lock at `path` now.
         static func isFree(_ path: String) -> Bool {
-            let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            let descriptor = open(path, O_RDWR | O_CLOEXEC)
             guard descriptor >= 0 else { return true }
             defer { close(descriptor) }
             return flock(descriptor, LOCK_EX | LOCK_NB) == 0
@@ -106,7 +96,7 @@ struct CrossProcessLockTests {
     }
 
     @Test(
-        "a plain write of a named suite locks nothing across processes; a migration and resetAll() do",
+        "a plain write of a named suite opens no lock file; a migration and resetAll() do",
         arguments: ["encode", "write", "reset", "subscript", "register"])
     func plainWritesTakeNoLockFile(way: String) throws {
         let (suite, placement) = (TestSuite(), Placement())
@@ -123,16 +113,13 @@ struct CrossProcessLockTests {
                 }
             }
         }
-        // The locked directory is made when it is first locked: nothing was locked.
-        let directory = placement.lockedDirectory(of: suite)
-        #expect(!FileManager.default.fileExists(atPath: directory))
+        // The lock file's folder is made with the first lock file: nothing was opened.
+        #expect(!FileManager.default.fileExists(atPath: placement.directory.path))
         _ = try placement.run { try suite.defaults.migrate(DefaultsMigration(version: 1, .remove(key.name))) }
-        #expect(FileManager.default.fileExists(atPath: directory))
-        try FileManager.default.removeItem(atPath: directory)
+        #expect(FileManager.default.fileExists(atPath: placement.lockPath(of: suite)))
+        try FileManager.default.removeItem(atPath: placement.lockPath(of: suite))
         try placement.run { try suite.defaults.resetAll() }
-        #expect(FileManager.default.fileExists(atPath: directory))
-        // Nothing is left in it: no file stands for the lock.
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == [])
+        #expect(FileManager.default.fileExists(atPath: placement.lockPath(of: suite)))
     }
 
     @Test("a migration held off by another process gives up after its tries with lockBusy, changing nothing; it runs once the lock is free")
@@ -141,7 +128,7 @@ struct CrossProcessLockTests {
         defer { placement.remove() }
         let key = uniqueKey("old")
         suite.defaults.set(1, forKey: key)
-        let holder = try Holder(placement.lockedDirectory(of: suite))
+        let holder = try Holder(placement.lockPath(of: suite))
         let migration = DefaultsMigration(version: 1, .rename(key, to: key + ".new"))
         let error = placement.run {
             CrossProcessLock.Waiting.$overridden.withValue(.bounded(tries: 3, milliseconds: 10)) {
@@ -149,10 +136,10 @@ struct CrossProcessLockTests {
             }
         }
         #expect(error?.operation == .lockBusy)
-        #expect(error?.path == placement.lockedDirectory(of: suite))
+        #expect(error?.path == placement.lockPath(of: suite))
         #expect(
             error?.description
-                == "Cannot lock the UserDefaults directory \(placement.lockedDirectory(of: suite)): another process held it through 3 tries, 10 ms apart. Nothing was changed."
+                == "Cannot lock the UserDefaults file \(placement.lockPath(of: suite)): another process held it through 3 tries, 10 ms apart. Nothing was changed."
         )
         #expect(suite.defaults.object(forKey: key) as? Int == 1)
         #expect(try suite.defaults.migrationVersion() == 0)
@@ -166,7 +153,7 @@ struct CrossProcessLockTests {
         #expect(CrossProcessLock.Waiting.preferences == .bounded(tries: 50, milliseconds: 100))
     }
 
-    @Test("a locked directory that cannot be made leaves migrations and resetAll() working, reported once for the suite")
+    @Test("a lock file that cannot be made leaves migrations and resetAll() working, reported once for the suite")
     func unwritableLockDirectory() throws {
         let suite = TestSuite()
         // A regular file where the directory should be: not even root can make it.
@@ -186,22 +173,22 @@ struct CrossProcessLockTests {
         #expect(suite.defaults.object(forKey: key) == nil)
         let reports = ReportedFailures.reports(for: suite.name)
         #expect(reports.count == 1)
-        let path = URL(fileURLWithPath: placement.lockPath(forSuite: suite.name)).deletingLastPathComponent().path
+        let path = placement.lockPath(forSuite: suite.name)
         #expect(
             reports.first?.description
-                == "DefaultsCoder: Cannot lock the directory \(path) that migrations and resetAll() lock across processes: "
+                == "DefaultsCoder: Cannot make the lock file \(path) that migrations and resetAll() take across processes: "
                 + "Not a directory. They take this process's lock only."
         )
         #expect((reports.first?.error as? DefaultsSuiteError)?.operation == .lockUnavailable)
     }
 
-    @Test("the lock is held inside an activity that holds off suspension, and let go when the activity expires")
+    @Test("the lock file is held inside an activity that holds off suspension, and let go when the activity expires")
     func expiringActivity() throws {
         let (suite, placement, suspension) = (TestSuite(), Placement(), Suspension())
         defer { placement.remove() }
         let (old, new) = (uniqueKey("old"), uniqueKey("new"))
         suite.defaults.set(1, forKey: old)
-        let path = placement.lockedDirectory(of: suite)
+        let path = placement.lockPath(of: suite)
         let seen = Locked<[Bool]>([])
         let migration = DefaultsMigration(
             version: 1,
@@ -220,7 +207,7 @@ struct CrossProcessLockTests {
         #expect(Holder.isFree(path))
     }
 
-    @Test("an app already being suspended takes no lock: the migration throws and changes nothing")
+    @Test("an app already being suspended takes no lock file: the migration throws and changes nothing")
     func suspendedAppTakesNoLock() throws {
         let (suite, placement) = (TestSuite(), Placement())
         defer { placement.remove() }
@@ -231,52 +218,23 @@ struct CrossProcessLockTests {
                 caught(DefaultsSuiteError.self) { try suite.defaults.migrate(DefaultsMigration(version: 1, .remove(key))) }
             }
         }
-        #expect(
-            error?.description
-                == "Cannot lock the UserDefaults directory \(placement.lockedDirectory(of: suite)): the app is being suspended. Nothing was changed.")
+        #expect(error?.description == "Cannot lock the UserDefaults file \(placement.lockPath(of: suite)): the app is being suspended. Nothing was changed.")
         #expect(suite.defaults.object(forKey: key) as? Int == 1)
-        #expect(!FileManager.default.fileExists(atPath: placement.lockedDirectory(of: suite)))
+        #expect(!FileManager.default.fileExists(atPath: placement.lockPath(of: suite)))
     }
 
-    @Test("where a directory cannot be locked (an NFS mount), a file in it stands for it: another process's hold of it holds a migration off")
-    func standInFile() throws {
+    @Test("a lock file removed while held is not locked again by the next process: it locks the file at the path")
+    func removedWhileHeld() throws {
         let (suite, placement) = (TestSuite(), Placement())
         defer { placement.remove() }
-        let standIn = placement.lockedDirectory(of: suite) + "/" + DirectoryLock.standIn
-        try DirectoryLock.$refusesDirectories.withValue(true) {
-            #expect(try placement.run { try suite.defaults.migrate(DefaultsMigration(version: 1)) } == 1)
-            #expect(FileManager.default.fileExists(atPath: standIn))
-            let holder = try Holder(standIn, isFile: true)
-            let error = placement.run {
-                CrossProcessLock.Waiting.$overridden.withValue(.bounded(tries: 2, milliseconds: 10)) {
-                    caught(DefaultsSuiteError.self) { try suite.defaults.migrate(DefaultsMigration(version: 1), DefaultsMigration(version: 2)) }
-                }
-            }
-            #expect(error?.operation == .lockBusy)
-            holder.release()
-            #expect(try placement.run { try suite.defaults.migrate(DefaultsMigration(version: 1), DefaultsMigration(version: 2)) } == 2)
-        }
-    }
-
-    @Test("a clean-up of the files beside the lock while another process holds it changes nothing: the migration waits for that process")
-    func cleanedUpWhileHeld() throws {
-        let (suite, placement) = (TestSuite(), Placement())
-        defer { placement.remove() }
-        let directory = placement.lockedDirectory(of: suite)
-        let holder = try Holder(directory)
-        try Data("app data".utf8).write(to: URL(fileURLWithPath: directory).appendingPathComponent("cache.db"))
-        for file in try FileManager.default.contentsOfDirectory(atPath: directory) {
-            try FileManager.default.removeItem(atPath: directory + "/" + file)
-        }
-        let error = placement.run {
-            CrossProcessLock.Waiting.$overridden.withValue(.bounded(tries: 2, milliseconds: 10)) {
-                caught(DefaultsSuiteError.self) { try suite.defaults.migrate(DefaultsMigration(version: 1)) }
-            }
-        }
-        #expect(error?.operation == .lockBusy)
-        holder.release()
+        let path = placement.lockPath(of: suite)
+        let holder = try Holder(path)
+        // A clean-up removes the held file: the next lock makes a new one, as a process
+        // that comes later must find the same.
+        try FileManager.default.removeItem(atPath: path)
         #expect(try placement.run { try suite.defaults.migrate(DefaultsMigration(version: 1)) } == 1)
-        #expect(Holder.isFree(directory))
+        holder.release()
+        #expect(Holder.isFree(path))
     }
 }
 

@@ -1,7 +1,7 @@
-// Where migrations and `resetAll()` lock on Apple platforms: an App Group's suite in the
-// group's container, found alike by the app and its extension, whichever form of group
-// identifier names it; any other suite in the process's own Application Support. (The
-// directory of the lock name is what is locked; no file is made.)
+// Where the lock files of migrations and `resetAll()` go on Apple platforms: an App
+// Group's suite in the group's container, found alike by the app and its extension,
+// whichever form of group identifier names it; any other suite in the process's own
+// Application Support.
 
 import Foundation
 import Testing
@@ -22,25 +22,25 @@ struct LockPlacementTests {
         }
     }
 
-    @Test("an App Group's suite, in either form, has one lock for the app and its extension, in the group's container", arguments: groups.sorted())
+    @Test("an App Group's suite, in either form, has one lock file for the app and its extension, in the group's container", arguments: groups.sorted())
     func groupSuites(group: String) {
         let (app, appExtension) = (Self.placement(of: "app").lockPath(forSuite: group), Self.placement(of: "widget").lockPath(forSuite: group))
         #expect(app == appExtension)
-        #expect(app == "/containers/shared/\(group)/Library/Application Support/\(group).lock")
+        #expect(app == "/containers/shared/\(group)/Library/Application Support/DefaultsCoder/\(group).lock")
     }
 
     @Test(
-        "any other suite is locked in the process's own Application Support, never in Library/Preferences",
+        "any other suite has its lock file in the process's own Application Support, never in Library/Preferences",
         arguments: ["settings", "group.com.other.app", "ABCDE12345.com.other.app", "abcde12345.com.example.app", "group."])
     func ownSuites(name: String) {
         let path = Self.placement(of: "app").lockPath(forSuite: name)
-        #expect(path == "/containers/app/Library/Application Support/\(name).lock")
+        #expect(path == "/containers/app/Library/Application Support/DefaultsCoder/\(name).lock")
         #expect(path != Self.placement(of: "widget").lockPath(forSuite: name))
     }
 
-    @Test("a suite name with a slash keeps its lock name in the locked directory")
+    @Test("a suite name with a slash keeps its lock file in the package's folder")
     func slashes() {
-        #expect(Self.placement(of: "app").lockPath(forSuite: "a/../b%") == "/containers/app/Library/Application Support/a%2F..%2Fb%25.lock")
+        #expect(Self.placement(of: "app").lockPath(forSuite: "a/../b%") == "/containers/app/Library/Application Support/DefaultsCoder/a%2F..%2Fb%25.lock")
     }
 
     @Test(

@@ -112,7 +112,7 @@ final class SuiteFile: @unchecked Sendable {
     let url: URL
 
     /// Package writes of this file take turns in this process, and across processes on
-    /// the file's directory (`CrossProcessLock`).
+    /// `FILE.lock` next to it.
     private let lock: CrossProcessLock
 
     /// The file as last read or written: by its identity, size and dates, so that a
@@ -179,8 +179,8 @@ final class SuiteFile: @unchecked Sendable {
 
     // MARK: - Lock
 
-    /// Runs `body` holding this process's turn and an exclusive `flock(2)` on the file's
-    /// directory, which every process running this package takes before writing
+    /// Runs `body` holding this process's turn and an exclusive `flock(2)` on `FILE.lock`
+    /// next to the file, which every process running this package takes before writing
     /// (whether or not the change asks for it `acrossProcesses`: the file is written
     /// whole).
     func withLock<R>(acrossProcesses _: Bool = true, _ body: () throws -> R) throws -> R {
@@ -192,8 +192,7 @@ final class SuiteFile: @unchecked Sendable {
         try lock.withProcessLock(body)
     }
 
-    /// The lock's name, `FILE.lock` next to the file: its directory is what every process
-    /// running this package locks. No file is made there.
+    /// The lock file every process running this package takes.
     var lockPath: String { lock.path }
 
     // MARK: - Reading
