@@ -6,9 +6,8 @@
 // listens to the suite's feed from a read until the key's next change: the feed has
 // already compared the value, so the tracker decodes nothing and fires the registrar of
 // each wrapper read since (`TrackedReader`), held weakly: a released model's trackings
-// go with it. Then it stops
-// listening, as the framework's own trackings end when they fire; the next read arms a
-// new one. Observation has no public way to ask whether a tracking is in progress
+// go with it. Then it stops listening, as the framework's own trackings end when they
+// fire; the next read arms a new one. Observation has no public way to ask whether a tracking is in progress
 // (`ObservationRegistrar` offers `access`, `willSet`, `didSet` and `withMutation`), so a
 // read outside any tracking arms one too: at most one per suite and key, until the key
 // changes.

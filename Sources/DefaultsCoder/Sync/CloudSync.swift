@@ -69,15 +69,9 @@ public final class CloudSync: @unchecked Sendable {
         var uploadedSinceChange: [String] = []
         /// The remote values the engine wrote into the suite, until the suite's change
         /// feed hands them back: its own writes are no edits to reconcile.
-        var written: [String: StoredValue] = [:]
+        var written: [String: Any?] = [:]
         /// How many reconciling changes of the suite the engine made.
         var reconciles = 0
-    }
-
-    /// A stored value (`nil`: removed), held for comparison.
-    private struct StoredValue: @unchecked Sendable {
-        // Unchecked: a property-list tree, never changed once stored.
-        let value: Any?
     }
 
     private enum Event {
@@ -371,7 +365,7 @@ public final class CloudSync: @unchecked Sendable {
         guard !keys.isEmpty else { return }
         var uploads: [(key: String, entry: CloudEntry)] = []
         var heldBack: [CloudSyncError] = []
-        var applied: [String: StoredValue] = [:]
+        var applied: [String: Any?] = [:]
         state.withLock { $0.reconciles += 1 }
         do {
             // The engine's own change: what it writes are remote values and records, not
@@ -414,7 +408,7 @@ public final class CloudSync: @unchecked Sendable {
                     } else if let remote, takesAccount || record.map({ $0.isAdoptedOnly || remote.outranks($0.stamp, value: $0.value) }) ?? true {
                         if !sameStoredValue(current, remote.value) {
                             try values.set(remote.value, forKey: key)
-                            applied[key] = StoredValue(value: remote.value)
+                            applied[key] = .some(remote.value)
                         }
                         next = SyncRecord(stamp: remote.stamp, value: remote.value, state: .synced)
                     } else if takesAccount {
@@ -509,7 +503,7 @@ public final class CloudSync: @unchecked Sendable {
     private func isOwnWrite(_ change: KeyChange) -> Bool {
         state.withLock { state in
             guard let written = state.written.removeValue(forKey: change.key) else { return false }
-            return sameStoredValue(written.value, change.stored)
+            return sameStoredValue(written, change.stored)
         }
     }
 
