@@ -5,8 +5,11 @@
 //      defaults-coder-probe read SUITE           the suite's values, as a binary plist on stdout
 //      defaults-coder-probe write SUITE FILE     stores each key of the binary plist FILE
 //      defaults-coder-probe argument KEY …       object(forKey:) of the standard defaults, as a binary plist
-//      defaults-coder-probe migrate SUITE [pause] runs `Migrations.app` on the suite, saying
-//                                                 what it does on stdout; `pause` stops in step 2
+//      defaults-coder-probe migrate SUITE [pause|slow] runs `Migrations.app` on the suite,
+//                                                 saying what it does on stdout; `pause` stops
+//                                                 in step 2, `slow` takes 20 ms there
+//      defaults-coder-probe migrate-write SUITE KEY  migrates as `migrate SUITE slow`, then
+//                                                 encodes the version under KEY
 //      defaults-coder-probe hammer SUITE MODE    writes the key "n" with MODE (encode, reset,
 //                                                 subscript, migrate) until it is killed
 //      defaults-coder-probe keys SUITE PREFIX N  encodes PREFIX0 … PREFIX(N-1), one write each
@@ -50,14 +53,21 @@ func say(_ line: String) {
 
 /// The migrations of the README's worked example, as an app at version 2 declares them.
 enum Migrations {
-    static func app(pause: Bool) -> [DefaultsMigration] {
+    /// How step 2 takes its time: not at all, for a minute (a test kills the process), or
+    /// 20 ms (a window for a test to act in while the lock is held).
+    enum Hold: String {
+        case none, pause, slow
+    }
+
+    static func app(hold: Hold) -> [DefaultsMigration] {
         [
             DefaultsMigration(version: 1, .rename("username", to: "account.name")),
             DefaultsMigration(
                 version: 2,
                 .convert("font", from: Int.self, to: "appearance.fontSize") { size in
                     say("converting")
-                    if pause {
+                    if hold == .slow { usleep(20_000) }
+                    if hold == .pause {
                         say("in step")
                         // Held for a minute whatever signal ends a sleep early: the test
                         // that waits on this step kills the process itself.
@@ -155,10 +165,13 @@ func run(_ arguments: [String]) -> Int32 {
         }
         output(found)
         return 0
-    case "migrate" where arguments.count == 2 || arguments.count == 3:
-        guard let defaults = UserDefaults(suiteName: arguments[1]) else { return 2 }
+    case "migrate" where arguments.count == 2 || arguments.count == 3, "migrate-write" where arguments.count == 3:
+        let writes = arguments[0] == "migrate-write"
+        let hold = writes ? .slow : arguments.count == 3 ? Migrations.Hold(rawValue: arguments[2]) : Migrations.Hold.none
+        guard let defaults = UserDefaults(suiteName: arguments[1]), let hold else { return 2 }
         do {
-            let version = try defaults.migrate(Migrations.app(pause: arguments.count == 3 && arguments[2] == "pause"))
+            let version = try defaults.migrate(Migrations.app(hold: hold))
+            if writes { try defaults.encode(version, forKey: arguments[2]) }
             say("version \(version)")
             return 0
         } catch {

@@ -6,6 +6,12 @@
 // The file is open only while the lock is held, so that no descriptor stays open between
 // changes: a removed directory is then gone for good, and a process with many suites
 // holds no file per suite.
+//
+// A lock file can be removed while it is held (a clean-up of the directory), and the next
+// process then locks a new one. On Linux the lock also follows the suite's own file,
+// which no clean-up removes without removing the settings: its `flock(2)` is taken as
+// well, and a writer locks each new file before renaming it into place, so the file at
+// the path is always locked by the process that may change it.
 
 import Foundation
 
@@ -42,6 +48,10 @@ final class CrossProcessLock: @unchecked Sendable {
 
     /// The lock file.
     let path: String
+    /// The file this lock also holds, whatever file is at this path as the lock is held
+    /// (`follow()`): the suite's own file on Linux; `nil` where it is another's
+    /// (`cfprefsd`'s, on Apple platforms).
+    private let guarded: String?
     /// How long to wait for another process.
     private let waiting: Waiting
     /// What a lock file that cannot be made or opened does: `nil` throws; otherwise the
@@ -54,13 +64,21 @@ final class CrossProcessLock: @unchecked Sendable {
     /// How deep the current thread holds `turn` across processes: a second `flock` of the
     /// file from this process would wait for the first forever.
     private var depth = 0
-    /// The open lock file while the lock is held, and the activity that keeps the app
-    /// from being suspended meanwhile. Behind a lock of its own: the activity's expiry
-    /// closes the file from another thread.
-    private let held = Locked<(descriptor: Int32, activity: (any SuspensionActivity)?)>((-1, nil))
+    /// The open lock file while the lock is held, the guarded file as locked, and the
+    /// activity that keeps the app from being suspended meanwhile. Behind a lock of its
+    /// own: the activity's expiry closes the files from another thread.
+    private let held = Locked(Held())
 
-    private init(path: String, waiting: Waiting, onUnavailable: (@Sendable (DefaultsSuiteError) -> Void)?) {
+    /// What `held` keeps.
+    private struct Held {
+        var descriptor: Int32 = -1
+        var guarded: Int32 = -1
+        var activity: (any SuspensionActivity)?
+    }
+
+    private init(path: String, guarding guarded: String?, waiting: Waiting, onUnavailable: (@Sendable (DefaultsSuiteError) -> Void)?) {
         self.path = path
+        self.guarded = guarded
         self.waiting = waiting
         self.onUnavailable = onUnavailable
     }
@@ -71,17 +89,18 @@ final class CrossProcessLock: @unchecked Sendable {
     /// open it, and the second `flock(2)` would wait for the first.
     private static let locks = Locked<[String: CrossProcessLock]>([:])
 
-    /// The lock of the file at `path`, made with `waiting` and `onUnavailable` the first
-    /// time; the same object for every spelling of that file.
+    /// The lock of the file at `path`, made with `guarded`, `waiting` and
+    /// `onUnavailable` the first time; the same object for every spelling of that file.
     static func shared(
-        path: String, waiting: Waiting = .blocking, onUnavailable: (@Sendable (DefaultsSuiteError) -> Void)? = nil
+        path: String, guarding guarded: String? = nil, waiting: Waiting = .blocking,
+        onUnavailable: (@Sendable (DefaultsSuiteError) -> Void)? = nil
     ) -> CrossProcessLock {
         // A suite of unknown name has no file: a lock of its own, taken in this process only.
-        guard !path.isEmpty else { return CrossProcessLock(path: path, waiting: waiting, onUnavailable: onUnavailable) }
+        guard !path.isEmpty else { return CrossProcessLock(path: path, guarding: nil, waiting: waiting, onUnavailable: onUnavailable) }
         let identity = fileIdentity(of: path)
         return locks.withLock { locks in
             if let lock = locks[identity] { return lock }
-            let lock = CrossProcessLock(path: path, waiting: waiting, onUnavailable: onUnavailable)
+            let lock = CrossProcessLock(path: path, guarding: guarded, waiting: waiting, onUnavailable: onUnavailable)
             locks[identity] = lock
             return lock
         }
@@ -153,22 +172,100 @@ final class CrossProcessLock: @unchecked Sendable {
             activity?.end()
             throw error
         }
-        held.withLock { $0 = (descriptor, activity) }
+        held.withLock { $0 = Held(descriptor: descriptor, activity: activity) }
+        try followHoldingDepth()
+    }
+
+    /// `follow()` as the lock is taken, before `depth` counts it: a failure lets go of
+    /// what is held, since `withLock` then never reaches its `defer`.
+    private func followHoldingDepth() throws {
+        depth += 1
+        defer { depth -= 1 }
+        do {
+            try follow()
+        } catch {
+            unlockAcrossProcesses()
+            throw error
+        }
     }
 
     private func unlockAcrossProcesses() {
-        let activity = held.withLock { $0.activity }
+        let activity = held.withLock { held in
+            defer { held.activity = nil }
+            return held.activity
+        }
         Self.letGo(held)
         activity?.end()
     }
 
-    /// Closes the lock file if it is open: closing lets go of the `flock(2)`. Called when
-    /// a change ends, or when the activity that held off suspension expires first.
-    private static func letGo(_ held: Locked<(descriptor: Int32, activity: (any SuspensionActivity)?)>) {
+    /// Closes the lock file and the guarded file if they are open: closing lets go of
+    /// their `flock(2)`. Called when a change ends, or when the activity that held off
+    /// suspension expires first.
+    private static func letGo(_ held: Locked<Held>) {
         held.withLock { held in
             if held.descriptor >= 0 { close(held.descriptor) }
-            held.descriptor = -1
+            if held.guarded >= 0 { close(held.guarded) }
+            (held.descriptor, held.guarded) = (-1, -1)
         }
+    }
+
+    // MARK: - The guarded file
+
+    /// Locks the file now at the guarded path, unless it is the one already held: one
+    /// that replaced it since (Foundation makes the file anew where it was removed) is
+    /// locked before the change reads it, waiting as the lock file is waited for. Call it
+    /// holding `withLock`, before each read a change is made from; a missing file, or
+    /// anything but a regular file, is nothing to lock.
+    ///
+    /// - Throws: `DefaultsSuiteError` (`.lockBusy`) when another process holds the file
+    ///   through every try.
+    func follow() throws {
+        guard let guarded, depth > 0 else { return }
+        let waiting = Waiting.overridden ?? waiting
+        var tries = 0
+        while true {
+            var there = stat()
+            guard stat(guarded, &there) == 0, there.st_mode & mode_t(S_IFMT) == mode_t(S_IFREG) else { return }
+            let current = held.withLock { $0.guarded }
+            if current >= 0 {
+                var locked = stat()
+                if fstat(current, &locked) == 0 && locked.st_ino == there.st_ino && locked.st_dev == there.st_dev { return }
+            }
+            // Not blocking at `open`: a pipe put at the path is not waited on.
+            let descriptor = open(guarded, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+            guard descriptor >= 0 else { return }
+            switch Self.lock(descriptor, waiting: waiting) {
+            case 0 where Self.isStill(descriptor, at: guarded):
+                adopt(descriptor)
+                return
+            case 0:
+                close(descriptor)
+            case EWOULDBLOCK:
+                close(descriptor)
+                try pause(after: &tries, waiting: waiting)
+            default:
+                // A file system that cannot lock it: the lock file alone orders changes.
+                close(descriptor)
+                return
+            }
+        }
+    }
+
+    /// Holds `descriptor`, an open file locked with `flock(2)`, as the guarded file from
+    /// now on, and lets go of the one held before: a writer locks the new file it is
+    /// about to rename over the old, so that a process opening the path after the rename
+    /// waits as it would have for the old. Closes `descriptor` when the lock is not held.
+    func adopt(_ descriptor: Int32) {
+        guard depth > 0, guarded != nil else {
+            close(descriptor)
+            return
+        }
+        let old = held.withLock { held in
+            let old = held.guarded
+            held.guarded = descriptor
+            return old
+        }
+        if old >= 0 { close(old) }
     }
 
     /// The lock file, open and locked.
@@ -188,16 +285,23 @@ final class CrossProcessLock: @unchecked Sendable {
                 close(descriptor)
             case EWOULDBLOCK:
                 close(descriptor)
-                tries += 1
-                guard case .bounded(let most, let milliseconds) = waiting, tries < most else {
-                    throw DefaultsSuiteError(operation: .lockBusy, path: path, reason: Self.busyReason(waiting))
-                }
-                usleep(useconds_t(milliseconds * 1000))
+                try pause(after: &tries, waiting: waiting)
             case let code:
                 close(descriptor)
                 throw DefaultsSuiteError.system(.lock, path, errno: code)
             }
         }
+    }
+
+    /// Counts a try that found the lock held, and waits before the next.
+    ///
+    /// - Throws: `DefaultsSuiteError` (`.lockBusy`) when `waiting` allows no more tries.
+    private func pause(after tries: inout Int, waiting: Waiting) throws {
+        tries += 1
+        guard case .bounded(let most, let milliseconds) = waiting, tries < most else {
+            throw DefaultsSuiteError(operation: .lockBusy, path: path, reason: Self.busyReason(waiting))
+        }
+        usleep(useconds_t(milliseconds * 1000))
     }
 
     /// Takes the lock on `descriptor`: 0, `EWOULDBLOCK` when another process holds it

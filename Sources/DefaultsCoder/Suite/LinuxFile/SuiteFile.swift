@@ -112,7 +112,7 @@ final class SuiteFile: @unchecked Sendable {
     let url: URL
 
     /// Package writes of this file take turns in this process, and across processes on
-    /// `FILE.lock` next to it.
+    /// `FILE.lock` next to it and on the file itself (`CrossProcessLock.follow()`).
     private let lock: CrossProcessLock
 
     /// The file as last read or written: by its identity, size and dates, so that a
@@ -173,7 +173,7 @@ final class SuiteFile: @unchecked Sendable {
         self.path = path
         let url = URL(fileURLWithPath: path)
         self.url = url
-        lock = CrossProcessLock.shared(path: Self.sibling(of: path, ".lock"))
+        lock = CrossProcessLock.shared(path: Self.sibling(of: path, ".lock"), guarding: path)
         temporaryPath = Self.sibling(of: path, ".defaultscoder-new")
     }
 
@@ -468,13 +468,19 @@ final class SuiteFile: @unchecked Sendable {
         if failure == 0 { failure = Self.writeAll(data, to: descriptor) }
         var written = stat()
         let identified = failure == 0 && fstat(descriptor, &written) == 0
+        // The new file is locked before it is at the path, and stays locked by a second
+        // descriptor past this one's close: a process that opens the path after the
+        // rename waits for this change to end, as it would have for the old file.
+        let locked = failure == 0 && flock(descriptor, LOCK_EX | LOCK_NB) == 0 ? fcntl(descriptor, F_DUPFD_CLOEXEC, 0) : -1
         if close(descriptor) != 0 && failure == 0 { failure = errno }
         if failure == 0 { failure = Self.move(temporary, to: destination, replacing: exists) }
         guard failure == 0 else {
+            if locked >= 0 { close(locked) }
             unlink(temporary)
             if failure == EEXIST { return nil }
             throw DefaultsSuiteError.system(.write, path, errno: failure)
         }
+        if locked >= 0 { lock.adopt(locked) }
         mode.withLock { $0 = wanted }
         // Stamped after the rename, which changes the change time; and only when the
         // file there is still this write's.
@@ -630,6 +636,7 @@ extension SuiteFile: SuiteBackend {
         // Foundation first writes what the app's plain `set(_:forKey:)` calls left
         // unsaved, so that none is lost and none is written over this change later.
         defaults.synchronize()
+        try lock.follow()
         return try opened(waitingFor: defaults)?.snapshot.values ?? [:]
     }
 
@@ -637,11 +644,13 @@ extension SuiteFile: SuiteBackend {
         // Made to the file as it is when written, not as it was when the change began:
         // the same but for what a plain `synchronize()` on another thread wrote in
         // between (package writes take turns), which is kept.
+        try lock.follow()
         var base = try opened(waitingFor: defaults)
         var replaced: Written?
         for _ in 0..<8 {
             replaced = try replace(applying: changes, order: order, over: base?.snapshot)
             if replaced != nil { break }
+            try lock.follow()
             base = try opened(waitingFor: defaults)
         }
         guard let written = replaced else {

@@ -512,6 +512,46 @@ struct SuiteFileGuardTests {
         #expect(await finishes(within: 1) { _ = try? suite.defaults.read(key) })
         #expect(await finishes(within: 1) { _ = suite.defaults.unreadableFile() })
     }
+
+    @Test(
+        "a change holds the suite's own file locked, the file its write renamed into place included, so a lock file removed meanwhile lets no other process in"
+    )
+    func fileLockedThroughRename() throws {
+        let suite = TestSuite()
+        try suite.defaults.encode(1, forKey: "a")
+        let file = try #require(DefaultsSuite.of(suite.defaults).file)
+        let path = suite.fileURL.path
+        /// Whether another open file of `path` could be locked now, as another process's:
+        /// `flock(2)` locks of two open files conflict in one process as in two.
+        func isFree(_ path: String) -> Bool {
+            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { return true }
+            defer { close(descriptor) }
+            return flock(descriptor, LOCK_EX | LOCK_NB) == 0
+        }
+        var seen: [String] = []
+        var identities: [UInt] = []
+        func look(_ moment: String) {
+            var info = stat()
+            if stat(path, &info) == 0 { identities.append(UInt(info.st_ino)) }
+            seen.append("\(moment): \(isFree(path) ? "free" : "locked")")
+        }
+        look("before")
+        try file.withLock {
+            look("held")
+            #expect(unlink(file.lockPath) == 0)
+            try suite.defaults.encode(2, forKey: "a")
+            look("renamed")
+            try suite.defaults.encode(3, forKey: "a")
+            look("renamed again")
+        }
+        look("after")
+        #expect(seen == ["before: free", "held: locked", "renamed: locked", "renamed again: locked", "after: free"])
+        // Each write renamed a new file into place (an inode number freed may be used
+        // again later, so only neighbours are compared).
+        #expect(identities.count == 5 && identities[1] != identities[2] && identities[2] != identities[3])
+        #expect(try suite.defaults.decode(Int.self, forKey: "a") == 3)
+    }
     #endif
 }
 
