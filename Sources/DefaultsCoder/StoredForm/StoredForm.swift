@@ -593,8 +593,27 @@ func sameStoredValue(_ lhs: Any?, _ rhs: Any?) -> Bool {
     }
 }
 
+/// The `T` an `Any` holds, where `T` is its dynamic type and fits the existential's
+/// inline buffer (three words: `Int`, `Bool`, `Double`, `String`), read from that buffer
+/// rather than cast: a cast asks the runtime, which costs more than the comparison.
+@inline(__always)
+private func inline<T>(_ value: Any, as _: T.Type) -> T {
+    assert(type(of: value) == T.self && MemoryLayout<T>.size <= 3 * MemoryLayout<Int>.size)
+    return withUnsafePointer(to: value) { UnsafeRawPointer($0).load(as: T.self) }
+}
+
 /// Deep equality of two property lists as `UserDefaults` returns them.
 func plistEqual(_ lhs: Any, _ rhs: Any) -> Bool {
+    // Two leaves of one common type compare as that type, as `AnyHashable` compares them:
+    // a metatype compare each, where the casts below cost the runtime's look-ups (a
+    // tracked read compares the value it found with the one last published).
+    let kind = type(of: lhs)
+    if kind == type(of: rhs) {
+        if kind == Int.self { return inline(lhs, as: Int.self) == inline(rhs, as: Int.self) }
+        if kind == Bool.self { return inline(lhs, as: Bool.self) == inline(rhs, as: Bool.self) }
+        if kind == Double.self { return inline(lhs, as: Double.self) == inline(rhs, as: Double.self) }
+        if kind == String.self { return inline(lhs, as: String.self) == inline(rhs, as: String.self) }
+    }
     switch (TreeValue(lhs), TreeValue(rhs)) {
     case (.dictionary(let lhs)?, .dictionary(let rhs)?):
         return lhs.count == rhs.count && lhs.allSatisfy { key, value in rhs[key].map { plistEqual(value, $0) } ?? false }

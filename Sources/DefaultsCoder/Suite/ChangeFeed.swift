@@ -265,15 +265,23 @@ final class ChangeFeed: @unchecked Sendable {
     /// published: a change nobody announced (a plain `set` Foundation did not report),
     /// which the key's subscribers must hear before a later write is compared with it.
     /// Returns once it was handed over; costs one comparison when nothing changed.
-    func noteRead(of key: String, stored: Any?, through defaults: UserDefaults) {
-        let isCurrent = withState { state in state.published[key].map { $0.isSame(as: stored) } ?? true }
-        guard !isCurrent else { return }
+    ///
+    /// - Returns: The number of the key's value as published now (`publication(of:)`),
+    ///   this read's included.
+    @discardableResult
+    func noteRead(of key: String, stored: Any?, through defaults: UserDefaults) -> Int? {
+        let current = withState { state -> (isSame: Bool, number: Int?) in
+            guard let last = state.published[key] else { return (true, nil) }
+            return (last.isSame(as: stored), last.number)
+        }
+        guard !current.isSame else { return current.number }
         let queued = backend.withProcessLock { () -> [Ticket] in
             guard withState({ $0.subscribers[key] != nil }) else { return [] }
             let read = readValues(of: [key], through: defaults)
             return withState { $0.publish(read) }
         }
         deliver(queued)
+        return publication(of: key)
     }
 
     /// Reads the keys subscribers listen to, under the suite's lock, after the backend

@@ -60,8 +60,40 @@ struct StoredChecks {
     }
 }
 
+/// Two stored leaves, and whether they are the same value.
+struct LeafPair: Sendable, CustomTestStringConvertible {
+    let lhs: any Sendable
+    let rhs: any Sendable
+    let same: Bool
+
+    var testDescription: String { "\(lhs) and \(rhs)" }
+
+    static let all: [LeafPair] = [
+        LeafPair(lhs: 1, rhs: 1, same: true),
+        LeafPair(lhs: 1, rhs: 2, same: false),
+        LeafPair(lhs: Int.min, rhs: Int.min, same: true),
+        LeafPair(lhs: Int.max, rhs: -1, same: false),
+        LeafPair(lhs: true, rhs: true, same: true),
+        LeafPair(lhs: true, rhs: false, same: false),
+        LeafPair(lhs: 1.5, rhs: 1.5, same: true),
+        LeafPair(lhs: 0.0, rhs: -0.0, same: true),
+        LeafPair(lhs: Double.nan, rhs: Double.nan, same: false),
+        LeafPair(lhs: "a", rhs: "b", same: false),
+        LeafPair(lhs: "caf\u{E9}", rhs: "cafe\u{301}", same: true),
+        // Two strings of one value in two buffers of their own.
+        LeafPair(lhs: String(repeating: "long ", count: 20), rhs: (0..<20).map { _ in "long " }.joined(), same: true),
+        LeafPair(lhs: 1, rhs: "1", same: false),
+    ]
+}
+
 @Suite("StoredForm")
 struct StoredFormTests {
+    @Test("leaves of one type compare as AnyHashable compares them, by their values, not their storage", arguments: LeafPair.all)
+    func leavesCompare(pair: LeafPair) {
+        #expect(plistEqual(pair.lhs, pair.rhs) == pair.same)
+        #expect(plistEqual(pair.rhs, pair.lhs) == pair.same)
+        #expect((pair.lhs as! AnyHashable == pair.rhs as! AnyHashable) == pair.same)
+    }
 
     // MARK: Class 1: the nil form never collides with a string
 
