@@ -141,7 +141,7 @@ final class ChangeFeed: @unchecked Sendable {
     private let condition = NSCondition()
     private let backend: any SuiteBackend
     /// A live object of the suite, to read through.
-    private let anyObject: @Sendable () -> UserDefaults?
+    let anyObject: @Sendable () -> UserDefaults?
 
     init(backend: any SuiteBackend, anyObject: @escaping @Sendable () -> UserDefaults?) {
         self.backend = backend

@@ -26,7 +26,12 @@ final class DefaultsSuite: @unchecked Sendable {
         let objects = Locked<[WeakReference]>([])
         self.objects = objects
         feed = ChangeFeed(backend: backend) {
-            objects.withLock { $0.lazy.compactMap { $0.object as? UserDefaults }.first }
+            // Each reference read once: its object may die on another thread between two
+            // reads (a lazy `compactMap` reads twice, and traps on the second `nil`).
+            objects.withLock { references in
+                for reference in references { if let defaults = reference.object as? UserDefaults { return defaults } }
+                return nil
+            }
         }
     }
 

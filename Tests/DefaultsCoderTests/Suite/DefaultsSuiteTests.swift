@@ -377,6 +377,46 @@ struct DefaultsSuiteTests {
         #expect(dropped == nil)
     }
 
+    @Test("a suite's objects looked for while other threads make and drop them: each reference is read once, never found alive and then gone")
+    func liveObjectWhileOthersDrop() async throws {
+        let suite = TestSuite()
+        // No object of the suite lives throughout: each found is one a thread is about to drop.
+        let feed = DefaultsSuite.of(makeDefaults(suiteName: suite.name)).feed
+        let stop = Locked(false)
+        // Objects made, known to the suite and dropped again and again, on two threads,
+        // while this one asks for a live object: a reference found alive and read again
+        // may find its object gone in between.
+        let droppers = (0..<2).map { _ in
+            Task {
+                try await offPool { () -> Int in
+                    var made = 0
+                    while !stop.withLock({ $0 }) {
+                        for _ in 0..<16 { _ = DefaultsSuite.of(makeDefaults(suiteName: suite.name)) }
+                        made += 16
+                    }
+                    return made
+                }
+            }
+        }
+        // Until enough looks found an object alive (on a busy machine the other threads
+        // may start late), within a bound.
+        let found = try await offPool { () -> Int in
+            var (looks, found) = (0, 0)
+            let deadline = Date().addingTimeInterval(60)
+            while looks < Stress.rounds(200_000) || found < 100, Date() < deadline {
+                if feed.anyObject() != nil { found += 1 }
+                looks += 1
+            }
+            return found
+        }
+        stop.withLock { $0 = true }
+        var made = 0
+        for dropper in droppers { made += try await dropper.value }
+        // Both sides ran: objects were made, and some were found alive.
+        #expect(made > 0)
+        #expect(found >= 100)
+    }
+
     @Test("objects of two suites, each made as the last is dropped, write to their own suite")
     func objectsMadeInTurn() throws {
         let suites = [TestSuite("turnA"), TestSuite("turnB")]
