@@ -12,7 +12,13 @@ let package = Package(
         .macOS(.v13), .iOS(.v15), .tvOS(.v15), .watchOS(.v8), .visionOS(.v1),
     ],
     products: [
+        // The coders, suites, typed keys, the wrapper, observation and migrations: one
+        // `import DefaultsCoder` (it re-exports the layers below it).
         .library(name: "DefaultsCoder", targets: ["DefaultsCoder"]),
+        // Sync of chosen keys through iCloud's key-value store.
+        .library(name: "DefaultsCoderSync", targets: ["DefaultsCoderSync"]),
+        // Test doubles for an app's tests: a simulated iCloud key-value store.
+        .library(name: "DefaultsCoderTesting", targets: ["DefaultsCoderTesting"]),
         // A swift-configuration provider over a suite: empty unless the
         // `SwiftConfiguration` trait is enabled.
         .library(name: "DefaultsCoderConfiguration", targets: ["DefaultsCoderConfiguration"]),
@@ -35,15 +41,28 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
         .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
     ],
+    // The layers, each a module that imports only the ones below it:
+    // KeyValueCoders → DefaultsCoderStorage → DefaultsCoder → DefaultsCoderSync.
     targets: [
+        // The coders: Codable ⇄ plist-native trees. They name no suite.
+        .target(name: "KeyValueCoders", swiftSettings: swiftSettings),
+        // The stored form, and suites: what is written, how, and who hears it.
         .target(
-            name: "DefaultsCoder",
-            dependencies: [openCombine],
+            name: "DefaultsCoderStorage",
+            dependencies: ["KeyValueCoders"],
             // The privacy manifest an app shipping the package needs (UserDefaults is a
             // required-reason API).
             resources: [.copy("PrivacyInfo.xcprivacy")],
             swiftSettings: swiftSettings
         ),
+        // Typed keys, the wrapper, observation, migrations; re-exports the layers below.
+        .target(
+            name: "DefaultsCoder",
+            dependencies: ["KeyValueCoders", "DefaultsCoderStorage", openCombine],
+            swiftSettings: swiftSettings
+        ),
+        .target(name: "DefaultsCoderSync", dependencies: ["DefaultsCoder"], swiftSettings: swiftSettings),
+        .target(name: "DefaultsCoderTesting", dependencies: ["DefaultsCoderSync"], swiftSettings: swiftSettings),
         .target(
             name: "DefaultsCoderConfiguration",
             dependencies: [
@@ -67,7 +86,8 @@ let package = Package(
         .testTarget(
             name: "DefaultsCoderTests",
             dependencies: [
-                "DefaultsCoder", "DefaultsCoderConfiguration", "defaults-coder-probe", openCombine,
+                "KeyValueCoders", "DefaultsCoderStorage", "DefaultsCoder", "DefaultsCoderSync", "DefaultsCoderTesting",
+                "DefaultsCoderConfiguration", "defaults-coder-probe", openCombine,
                 .product(name: "Configuration", package: "swift-configuration", condition: .when(traits: ["SwiftConfiguration"])),
                 .product(name: "ConfigurationTesting", package: "swift-configuration", condition: .when(traits: ["SwiftConfiguration"])),
             ],

@@ -14,16 +14,24 @@ let package = Package(
     ],
     products: [
         .library(name: "DefaultsCoder", targets: ["DefaultsCoder"]),
+        .library(name: "DefaultsCoderSync", targets: ["DefaultsCoderSync"]),
+        .library(name: "DefaultsCoderTesting", targets: ["DefaultsCoderTesting"]),
         .executable(name: "defaults-coder-demo", targets: ["defaults-coder-demo"]),
     ],
+    // The layers, as in Package.swift.
     targets: [
+        .target(name: "KeyValueCoders", swiftSettings: swiftSettings),
         .target(
-            name: "DefaultsCoder",
+            name: "DefaultsCoderStorage",
+            dependencies: ["KeyValueCoders"],
             // The privacy manifest an app shipping the package needs (UserDefaults is a
             // required-reason API).
             resources: [.copy("PrivacyInfo.xcprivacy")],
             swiftSettings: swiftSettings
         ),
+        .target(name: "DefaultsCoder", dependencies: ["KeyValueCoders", "DefaultsCoderStorage"], swiftSettings: swiftSettings),
+        .target(name: "DefaultsCoderSync", dependencies: ["DefaultsCoder"], swiftSettings: swiftSettings),
+        .target(name: "DefaultsCoderTesting", dependencies: ["DefaultsCoderSync"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "defaults-coder-demo",
             dependencies: ["DefaultsCoder"],
@@ -38,7 +46,10 @@ let package = Package(
         ),
         .testTarget(
             name: "DefaultsCoderTests",
-            dependencies: ["DefaultsCoder", "defaults-coder-probe"],
+            dependencies: [
+                "KeyValueCoders", "DefaultsCoderStorage", "DefaultsCoder", "DefaultsCoderSync", "DefaultsCoderTesting",
+                "defaults-coder-probe",
+            ],
             swiftSettings: swiftSettings
         ),
     ],

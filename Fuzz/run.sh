@@ -23,16 +23,19 @@ mkdir -p "$out/module" "$out/corpus"
 flags=(-sanitize=fuzzer,address -O -g -swift-version 6 -enable-upcoming-feature ExistentialAny)
 
 echo "== Building the library with coverage instrumentation"
-# Every source file of the library, its folders' subfolders included.
-sources=()
-while IFS= read -r file; do sources+=("$file"); done < <(find Sources/DefaultsCoder -name '*.swift' | sort)
-swiftc "${flags[@]}" -parse-as-library -enable-testing \
-    -module-name DefaultsCoder -package-name DefaultsCoder -emit-module -emit-module-path "$out/module/DefaultsCoder.swiftmodule" \
-    -emit-library -static -o "$out/libDefaultsCoder.a" \
-    "${sources[@]}"
+# Its modules from the bottom, each against the ones below it, as Package.swift builds them.
+modules=(KeyValueCoders DefaultsCoderStorage DefaultsCoder)
+for module in "${modules[@]}"; do
+    sources=()
+    while IFS= read -r file; do sources+=("$file"); done < <(find "Sources/$module" -name '*.swift' | sort)
+    swiftc "${flags[@]}" -parse-as-library -enable-testing -I "$out/module" \
+        -module-name "$module" -package-name DefaultsCoder -emit-module -emit-module-path "$out/module/$module.swiftmodule" \
+        -emit-library -static -o "$out/lib$module.a" \
+        "${sources[@]}"
+done
 
 echo "== Building the fuzz target"
-swiftc "${flags[@]}" -parse-as-library -I "$out/module" -L "$out" -lDefaultsCoder \
+swiftc "${flags[@]}" -parse-as-library -I "$out/module" -L "$out" -lDefaultsCoder -lDefaultsCoderStorage -lKeyValueCoders \
     -o "$out/fuzz-decoder" \
     Fuzz/FuzzTarget.swift Tests/DefaultsCoderTests/Coders/GeneratedValues.swift
 

@@ -3,7 +3,7 @@
 # errors (an unresolved link, a broken topic), checks that every public symbol has a
 # documentation comment, and renders a static site.
 #
-#   Scripts/build-docs.sh [OUTPUT [TARGETS [TRAITS]]]   # .build-docs, DefaultsCoder, no trait
+#   Scripts/build-docs.sh [OUTPUT [TARGETS [TRAITS]]]   # .build-docs, the three products, no trait
 #   Scripts/build-docs.sh .build-docs-traits "DefaultsCoder DefaultsCoderConfiguration" SwiftConfiguration,OpenCombine
 #   python3 -m http.server --directory .build-docs/site/DefaultsCoder 8000
 #   open http://localhost:8000/documentation/defaultscoder/
@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v swift >/dev/null 2>&1; then export PATH="/opt/swift/usr/bin:$PATH"; fi
 output="${1:-.build-docs}"
-read -r -a targets <<< "${2:-DefaultsCoder}"
+read -r -a targets <<< "${2:-DefaultsCoder DefaultsCoderSync DefaultsCoderTesting}"
 traits=()
 if [ -n "${3:-}" ]; then traits=(--traits "$3"); fi
 graphs="$output/symbol-graphs"

@@ -23,12 +23,19 @@ stub notify Scripts/darwin-stub/notify.swift
 stub AppleFoundation Scripts/darwin-stub/AppleFoundation.swift
 stub Combine Scripts/combine-stub/Combine.swift
 stub SwiftUI Scripts/darwin-stub/SwiftUI.swift
+# The library's modules from the bottom: each is built for the platform against the
+# stubs and the modules below it, as Package.swift builds them.
+modules=(KeyValueCoders DefaultsCoderStorage DefaultsCoder DefaultsCoderSync DefaultsCoderTesting)
 for platform in macOS iOS; do
-    rm -rf "$work/sources"
-    python3 Scripts/darwin-sources.py "$platform" Sources/DefaultsCoder "$work/sources"
-    files=()
-    while IFS= read -r file; do files+=("$file"); done < <(find "$work/sources" -name '*.swift' | sort)
-    swiftc -typecheck -parse-as-library -module-name DefaultsCoder -package-name DefaultsCoder -swift-version 6 \
-        -enable-upcoming-feature ExistentialAny -warnings-as-errors -I "$work/modules" "${files[@]}"
+    rm -rf "$work/sources" "$work/$platform"
+    mkdir -p "$work/$platform"
+    for module in "${modules[@]}"; do
+        python3 Scripts/darwin-sources.py "$platform" "Sources/$module" "$work/sources/$module"
+        files=()
+        while IFS= read -r file; do files+=("$file"); done < <(find "$work/sources/$module" -name '*.swift' | sort)
+        swiftc -emit-module -parse-as-library -module-name "$module" -package-name DefaultsCoder -swift-version 6 \
+            -enable-upcoming-feature ExistentialAny -warnings-as-errors -I "$work/modules" -I "$work/$platform" \
+            "${files[@]}" -o "$work/$platform/$module.swiftmodule"
+    done
     echo "the Darwin branches type-check for $platform against the stubs"
 done

@@ -1,7 +1,9 @@
 // Every deprecated name, forwarding to the one that replaced it: together, so that the
 // next major version deletes one file.
 
+import DefaultsCoderStorage
 import Foundation
+import KeyValueCoders
 
 /// The nil strategy's deprecated names.
 extension KeyValueDecoder.NilDecodingStrategy {

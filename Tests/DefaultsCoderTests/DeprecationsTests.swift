@@ -6,6 +6,8 @@ import Foundation
 import Testing
 
 @testable import DefaultsCoder
+@testable import DefaultsCoderStorage
+@testable import KeyValueCoders
 
 @Suite("Deprecations, strategies")
 struct DeprecatedStrategyNamesTests {

@@ -1,4 +1,4 @@
-// The privacy manifest (Sources/DefaultsCoder/PrivacyInfo.xcprivacy), as the built
+// The privacy manifest (Sources/DefaultsCoderStorage/PrivacyInfo.xcprivacy), as the built
 // library carries it, against what the Apple build of the library calls: every category
 // of Apple's required-reason APIs the compiled code names is declared, with its reason,
 // and nothing else is.
@@ -7,6 +7,8 @@ import Foundation
 import Testing
 
 @testable import DefaultsCoder
+@testable import DefaultsCoderStorage
+@testable import KeyValueCoders
 
 @Suite("Privacy manifest")
 struct PrivacyManifestTests {

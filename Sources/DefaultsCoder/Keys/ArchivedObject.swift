@@ -2,7 +2,9 @@
 //  `NSKeyedArchiver` requiring secure coding, read back with an allow-list of classes.
 //
 
+import DefaultsCoderStorage
 import Foundation
+import KeyValueCoders
 
 /// An `NSSecureCoding` object stored as a keyed archive, so that it goes through typed
 /// keys, `@UserDefault` and observation like any `Codable` value.

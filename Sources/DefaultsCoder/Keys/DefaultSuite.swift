@@ -3,7 +3,9 @@
 // that they never write the user's real settings. The default is a task-local value:
 // parallel tests each see their own.
 
+import DefaultsCoderStorage
 import Foundation
+import KeyValueCoders
 
 /// The suite property wrappers use when none is named.
 extension UserDefaults {

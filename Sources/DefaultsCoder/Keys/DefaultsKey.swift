@@ -1,4 +1,6 @@
+import DefaultsCoderStorage
 import Foundation
+import KeyValueCoders
 
 /// The namespace for typed keys: declare keys as static members in an extension, and
 /// refer to them with a leading dot wherever a `DefaultsKey` is expected.

@@ -4,7 +4,9 @@
 // one at a time, and only values that differ from the one before (the feed compares
 // them); the observer decodes each and reports it.
 
+import DefaultsCoderStorage
 import Foundation
+import KeyValueCoders
 
 /// A token for an observation; observing stops when it is cancelled or released.
 ///

@@ -2,6 +2,9 @@
 // OpenCombine with the `OpenCombine` package trait: each subscription is an observation
 // (`observe`), with a `DemandBuffer` between it and the subscriber.
 
+import DefaultsCoderStorage
+import KeyValueCoders
+
 #if canImport(Combine) || OpenCombine
 #if canImport(Combine)
 import Combine

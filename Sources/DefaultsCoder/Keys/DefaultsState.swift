@@ -5,6 +5,9 @@
 // through OpenCombine, where it is tested) — so that any change of the key, from this
 // process, another or a sync, updates the view once.
 
+import DefaultsCoderStorage
+import KeyValueCoders
+
 #if canImport(Combine) || OpenCombine
 #if canImport(Combine)
 import Combine

@@ -2,7 +2,9 @@
 // the subscriber asks for them, handed over one at a time. It builds on every platform,
 // so that its tests run on Linux, where Combine does not exist.
 
+import DefaultsCoderStorage
 import Foundation
+import KeyValueCoders
 
 /// Values on their way to a subscriber that asks for them a number at a time: kept in
 /// order until asked for, handed over one at a time and never from two threads at once,

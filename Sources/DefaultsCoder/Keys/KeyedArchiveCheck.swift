@@ -7,6 +7,9 @@
 // as other values (an `NSDate` whose time is not a number as 2001-01-01). Apple's secure
 // unarchiver throws for these, so the check runs on Linux only.
 
+import DefaultsCoderStorage
+import KeyValueCoders
+
 #if !canImport(Darwin)
 import Foundation
 

@@ -3,7 +3,9 @@
 // takes each missing field from its default value, encoded: the fields the suite holds
 // win, nothing is written by the read, and the next write stores the whole value.
 
+import DefaultsCoderStorage
 import Foundation
+import KeyValueCoders
 
 /// What a read through a typed key does when a stored dictionary lacks fields the value's
 /// type requires (a field added in a newer version of the app).

@@ -12,7 +12,9 @@
 // read outside any tracking arms one too: at most one per suite and key, until the key
 // changes.
 
+import DefaultsCoderStorage
 import Foundation
+import KeyValueCoders
 
 #if canImport(Observation)
 import Observation

@@ -1,4 +1,6 @@
+import DefaultsCoderStorage
 import Foundation
+import KeyValueCoders
 
 /// A property stored in `UserDefaults`, with a default value.
 ///

@@ -1,4 +1,6 @@
+import DefaultsCoderStorage
 import Foundation
+import KeyValueCoders
 
 /// Reading and writing through typed keys.
 ///

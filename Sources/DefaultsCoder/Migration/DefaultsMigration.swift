@@ -3,7 +3,9 @@
 // version is worked out on a copy first; only when all of them succeed is the result
 // written, with the new version, in one change of the suites (`DefaultsSuite.change`).
 
+import DefaultsCoderStorage
 import Foundation
+import KeyValueCoders
 
 /// One version of an app's stored settings: the steps that bring the values the previous
 /// version stored to the form this version reads.

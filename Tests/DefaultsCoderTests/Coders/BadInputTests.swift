@@ -5,6 +5,8 @@ import Foundation
 import Testing
 
 @testable import DefaultsCoder
+@testable import DefaultsCoderStorage
+@testable import KeyValueCoders
 
 /// The case of a `DecodingError`, for comparing.
 enum DecodingErrorCase: String, Sendable {

@@ -9,6 +9,8 @@ import Foundation
 import Testing
 
 @testable import DefaultsCoder
+@testable import DefaultsCoderStorage
+@testable import KeyValueCoders
 
 @Suite("Generated round trips")
 struct GeneratedRoundTripTests {

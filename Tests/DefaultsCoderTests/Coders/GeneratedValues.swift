@@ -5,6 +5,8 @@
 import Foundation
 
 @testable import DefaultsCoder
+@testable import DefaultsCoderStorage
+@testable import KeyValueCoders
 
 // MARK: - Entropy
 

@@ -5,6 +5,8 @@ import Foundation
 import Testing
 
 @testable import DefaultsCoder
+@testable import DefaultsCoderStorage
+@testable import KeyValueCoders
 
 /// Runs `body` on a new thread with a stack of `size` bytes, and awaits it.
 func onThread<R: Sendable>(stackSize size: Int, _ body: @escaping @Sendable () -> R) async -> R {

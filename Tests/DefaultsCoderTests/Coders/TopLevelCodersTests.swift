@@ -5,6 +5,8 @@ import Combine
 import Foundation
 import Testing
 @testable import DefaultsCoder
+@testable import DefaultsCoderStorage
+@testable import KeyValueCoders
 
 @Suite("TopLevelCoders")
 struct TopLevelCodersTests {

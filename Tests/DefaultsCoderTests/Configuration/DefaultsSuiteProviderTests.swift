@@ -11,6 +11,8 @@ import Foundation
 import Testing
 
 @testable import DefaultsCoder
+@testable import DefaultsCoderStorage
+@testable import KeyValueCoders
 
 @Suite("DefaultsSuiteProvider")
 struct DefaultsSuiteProviderTests {

@@ -4,6 +4,8 @@ import Foundation
 import Testing
 
 @testable import DefaultsCoder
+@testable import DefaultsCoderStorage
+@testable import KeyValueCoders
 
 #if canImport(AppKit)
 import AppKit

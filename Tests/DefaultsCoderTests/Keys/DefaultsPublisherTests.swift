@@ -12,6 +12,8 @@ import Foundation
 import Testing
 
 @testable import DefaultsCoder
+@testable import DefaultsCoderStorage
+@testable import KeyValueCoders
 
 @Suite("DefaultsPublisher")
 struct DefaultsPublisherTests {

@@ -13,6 +13,10 @@ import Foundation
 import Testing
 
 @testable import DefaultsCoder
+@testable import DefaultsCoderStorage
+@testable import DefaultsCoderSync
+@testable import DefaultsCoderTesting
+@testable import KeyValueCoders
 
 @Suite("DefaultsState")
 struct DefaultsStateTests {

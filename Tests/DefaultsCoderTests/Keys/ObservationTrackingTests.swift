@@ -9,6 +9,8 @@ import Observation
 import Testing
 
 @testable import DefaultsCoder
+@testable import DefaultsCoderStorage
+@testable import KeyValueCoders
 
 /// A settings model as an app would write one for SwiftUI: no macro of this package.
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)

@@ -2,6 +2,8 @@ import Foundation
 import Testing
 
 @testable import DefaultsCoder
+@testable import DefaultsCoderStorage
+@testable import KeyValueCoders
 
 /// The wrapper's three spellings, in one settings type, on a suite of the test's own.
 final class WrappedSettings {

@@ -6,6 +6,8 @@ import Foundation
 import Testing
 
 @testable import DefaultsCoder
+@testable import DefaultsCoderStorage
+@testable import KeyValueCoders
 
 extension DefaultsKeys {
     fileprivate static let fontSize = DefaultsKey<Double>("appearance.fontSize", default: 13)

@@ -6,6 +6,8 @@ import Foundation
 import Testing
 
 @testable import DefaultsCoder
+@testable import DefaultsCoderStorage
+@testable import KeyValueCoders
 
 /// A value to store, with what the package writes for it and Foundation's own write of
 /// that same tree.

@@ -6,6 +6,8 @@ import Foundation
 import Testing
 
 @testable import DefaultsCoder
+@testable import DefaultsCoderStorage
+@testable import KeyValueCoders
 
 /// Writes values under numbered keys, then reads each back as the type it names, here
 /// and in a second process, expecting the value it names.

@@ -8,6 +8,8 @@ import Foundation
 import Testing
 
 @testable import DefaultsCoder
+@testable import DefaultsCoderStorage
+@testable import KeyValueCoders
 
 #if canImport(Darwin)
 import Darwin

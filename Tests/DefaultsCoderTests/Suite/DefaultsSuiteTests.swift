@@ -6,6 +6,8 @@ import Foundation
 import Testing
 
 @testable import DefaultsCoder
+@testable import DefaultsCoderStorage
+@testable import KeyValueCoders
 
 #if canImport(Glibc)
 import Glibc

@@ -7,6 +7,8 @@ import Foundation
 import Testing
 
 @testable import DefaultsCoder
+@testable import DefaultsCoderStorage
+@testable import KeyValueCoders
 
 @Suite("LockPlacement")
 struct LockPlacementTests {

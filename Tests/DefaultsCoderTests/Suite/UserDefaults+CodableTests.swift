@@ -4,6 +4,8 @@ import Foundation
 import Testing
 
 @testable import DefaultsCoder
+@testable import DefaultsCoderStorage
+@testable import KeyValueCoders
 
 @Suite("UserDefaults+Codable")
 struct UserDefaultsCodableTests {

@@ -24,11 +24,17 @@ enum AppleSources {
         }
     }
 
+    /// The library's modules, from the bottom.
+    static let modules = ["KeyValueCoders", "DefaultsCoderStorage", "DefaultsCoder", "DefaultsCoderSync", "DefaultsCoderTesting"]
+
     /// The library's source files.
     static var files: [URL] {
         let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Sources/DefaultsCoder")
-        let found = FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL } ?? []
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Sources")
+        let found = modules.flatMap { module in
+            FileManager.default.enumerator(at: sources.appendingPathComponent(module), includingPropertiesForKeys: nil)?
+                .compactMap { $0 as? URL } ?? []
+        }
         return found.filter { $0.pathExtension == "swift" }.sorted { $0.path < $1.path }
     }
 

@@ -2,6 +2,8 @@ import Foundation
 import Testing
 
 @testable import DefaultsCoder
+@testable import DefaultsCoderStorage
+@testable import KeyValueCoders
 
 /// The suite backend this test process runs on: the file (Linux's default) or
 /// preferences through `UserDefaults` alone (Apple platforms; on Linux with

@@ -7,6 +7,10 @@ import Observation
 import Testing
 
 @testable import DefaultsCoder
+@testable import DefaultsCoderStorage
+@testable import DefaultsCoderSync
+@testable import DefaultsCoderTesting
+@testable import KeyValueCoders
 
 #if canImport(SwiftUI)
 import SwiftUI

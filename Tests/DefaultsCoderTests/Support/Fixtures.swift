@@ -4,6 +4,8 @@
 import Foundation
 
 @testable import DefaultsCoder
+@testable import DefaultsCoderStorage
+@testable import KeyValueCoders
 
 /// An enum with associated values.
 public enum FixtureShape: Codable, Equatable, Sendable {

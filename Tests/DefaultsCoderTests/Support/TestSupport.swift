@@ -2,6 +2,8 @@ import Foundation
 import Testing
 
 @testable import DefaultsCoder
+@testable import DefaultsCoderStorage
+@testable import KeyValueCoders
 
 /// An `Any` tree with its exact types, so tests can compare trees with `==` and see
 /// that an `Int8` stayed an `Int8` and a `Bool` did not become a number.

@@ -10,6 +10,10 @@ import Foundation
 import Testing
 
 @testable import DefaultsCoder
+@testable import DefaultsCoderStorage
+@testable import DefaultsCoderSync
+@testable import DefaultsCoderTesting
+@testable import KeyValueCoders
 
 @Suite("CloudSync convergence")
 struct CloudSyncConvergenceTests {

@@ -4,6 +4,9 @@ import Foundation
 import Testing
 
 @testable import DefaultsCoder
+@testable import DefaultsCoderStorage
+@testable import DefaultsCoderSync
+@testable import KeyValueCoders
 
 @Suite("CloudSyncError")
 struct CloudSyncErrorTests {

@@ -4,6 +4,10 @@
 import Foundation
 
 @testable import DefaultsCoder
+@testable import DefaultsCoderStorage
+@testable import DefaultsCoderSync
+@testable import DefaultsCoderTesting
+@testable import KeyValueCoders
 
 /// A layout with no `Equatable` conformance: the engine must sync what it cannot compare.
 struct SyncedLayout: Codable, Sendable {

@@ -8,6 +8,10 @@ import Foundation
 import Testing
 
 @testable import DefaultsCoder
+@testable import DefaultsCoderStorage
+@testable import DefaultsCoderSync
+@testable import DefaultsCoderTesting
+@testable import KeyValueCoders
 
 @Suite("UbiquitousKeyValueStore")
 struct UbiquitousKeyValueStoreTests {

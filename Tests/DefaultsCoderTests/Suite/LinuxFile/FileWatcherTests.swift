@@ -8,6 +8,8 @@ import Foundation
 import Testing
 
 @testable import DefaultsCoder
+@testable import DefaultsCoderStorage
+@testable import KeyValueCoders
 
 /// A directory of the test's own, removed after.
 private final class Scratch: Sendable {

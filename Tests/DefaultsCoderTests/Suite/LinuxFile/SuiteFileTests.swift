@@ -5,6 +5,8 @@ import Foundation
 import Testing
 
 @testable import DefaultsCoder
+@testable import DefaultsCoderStorage
+@testable import KeyValueCoders
 
 /// A damaged suite file, and the reason the guard gives for it.
 struct DamagedFile: Sendable, CustomTestStringConvertible {

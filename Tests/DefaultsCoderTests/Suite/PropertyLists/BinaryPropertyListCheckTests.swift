@@ -2,6 +2,8 @@ import Foundation
 import Testing
 
 @testable import DefaultsCoder
+@testable import DefaultsCoderStorage
+@testable import KeyValueCoders
 
 /// Hand-made binary property lists, object by object.
 enum BinaryPlist {

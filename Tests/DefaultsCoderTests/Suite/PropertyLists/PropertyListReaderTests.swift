@@ -5,6 +5,8 @@ import Foundation
 import Testing
 
 @testable import DefaultsCoder
+@testable import DefaultsCoderStorage
+@testable import KeyValueCoders
 
 /// Property lists that crash or hang Foundation's parsers when read unchecked.
 enum HostilePlist {

@@ -1,0 +1,469 @@
+// One change feed per suite: the only owner of "what changed". The backend tells it the
+// values it found — after a package write (published under the suite's lock, so in the
+// order the writes reached the suite), or after a recheck it was asked for (Foundation's
+// announcement in this process, another process's write) — and the feed compares each
+// with the value it last published for the key, once. Only real changes are queued, so
+// subscribers receive values that already differ: they decode and report, and compare
+// nothing. Subscribers are called one event at a time, never on two threads at once,
+// in the order the suite took the changes; and the thread that queued an event returns
+// only once it has been handed over, so a write returns after its observers ran. The
+// suite layer calls nobody above it: subscribers are `ChangeSubscriber`s.
+
+import Foundation
+import KeyValueCoders
+
+/// A key's value as the suite holds it after one change.
+package struct KeyChange: @unchecked Sendable {
+    // Unchecked: `stored` is a property-list tree, never mutated.
+
+    /// The key.
+    package let key: String
+    /// What `object(forKey:)` gives after the change; `nil` when it gives nothing.
+    package let stored: Any?
+    /// Whether subscribers take the value as where they stand without reporting it
+    /// (a write made in `UserDefaults.withoutAnnouncing`).
+    package let isSilent: Bool
+}
+
+/// What hears a suite's changes of some keys.
+package protocol ChangeSubscriber: AnyObject, Sendable {
+    /// Where the subscriber starts: the value of `key` as the feed read it, under the
+    /// suite's lock, when the subscriber joined; no change is between this value and the
+    /// first one `receive(_:)` gets.
+    func begin(key: String, stored: Any?)
+    /// The subscriber's first call, when it asked for one (`initial`), before any change.
+    func start()
+    /// One change of a key the subscriber listens to: a value that differs from the one
+    /// before it. Calls come one at a time, in the order the suite took the changes.
+    func receive(_ change: KeyChange)
+}
+
+/// The changes of one suite.
+package final class ChangeFeed: @unchecked Sendable {
+    // Unchecked: the mutable state is behind `condition`; subscribers are called outside
+    // it.
+
+    fileprivate enum Event {
+        /// A change, for the subscribers of its key when it was queued.
+        case change(KeyChange, [ObjectIdentifier: any ChangeSubscriber])
+        case start(any ChangeSubscriber)
+    }
+
+    /// One queued event, and what its handing over waits for: its own calls, and the
+    /// events that writes made in those calls queued (its children), which are handed
+    /// over right after it, before anything queued later.
+    fileprivate final class Ticket {
+        // Read and written under `condition` only.
+        let event: Event
+        let parent: Ticket?
+        /// Itself and its children not yet handed over.
+        var open = 1
+
+        init(_ event: Event, parent: Ticket?) {
+            self.event = event
+            self.parent = parent
+            parent?.open += 1
+        }
+
+        var isDone: Bool { open == 0 }
+
+        /// Marks one of its own (itself or a child) as handed over.
+        func close() {
+            open -= 1
+            if open == 0 { parent?.close() }
+        }
+    }
+
+    private struct State {
+        var subscribers: [String: [ObjectIdentifier: any ChangeSubscriber]] = [:]
+        /// The value last published for each key listened to: what every change is
+        /// compared with, once, here.
+        var published: [String: LastValue] = [:]
+        var queue: [Ticket] = []
+        var first = 0
+        /// The thread handing events over, if any, the event it is handing over, and
+        /// where an event that a write in its calls queues goes.
+        var deliverer: pthread_t?
+        var current: Ticket?
+        var insertion = 0
+        var external: (any ExternalChangesToken)?
+        /// Subscriptions under way: the feed stays among the live ones while any is.
+        var joining = 0
+        /// How many values were published: each published value's number.
+        var publications = 0
+
+        /// Queues each of `read` whose value is not the one last published for its key,
+        /// and takes it as published. Returns what was queued.
+        mutating func publish(_ read: [KeyChange]) -> [Ticket] {
+            var queued: [Ticket] = []
+            for change in read {
+                let last = published[change.key]
+                if last?.isSame(as: change.stored) == true { continue }
+                publications += 1
+                published[change.key] = LastValue(change.stored, number: publications)
+                // A key first read here (its first subscriber is joining) is where
+                // everyone starts: no one heard anything else.
+                if last != nil, let targets = subscribers[change.key] { queued.append(append(.change(change, targets))) }
+            }
+            return queued
+        }
+
+        /// Queues `event`: last, or, when a call of the event being handed over on this
+        /// thread queues it, right after that event's earlier children.
+        mutating func append(_ event: Event) -> Ticket {
+            guard let current, let deliverer, pthread_equal(deliverer, pthread_self()) != 0 else {
+                let ticket = Ticket(event, parent: nil)
+                queue.append(ticket)
+                return ticket
+            }
+            let ticket = Ticket(event, parent: current)
+            queue.insert(ticket, at: insertion)
+            insertion += 1
+            return ticket
+        }
+    }
+
+    /// A key's value as last published: absent, or a tree; and its number.
+    private struct LastValue {
+        let stored: Any?
+        let number: Int
+
+        init(_ stored: Any?, number: Int) {
+            self.stored = stored
+            self.number = number
+        }
+
+        func isSame(as other: Any?) -> Bool {
+            sameStoredValue(stored, other)
+        }
+    }
+
+    private var state = State()
+    private let condition = NSCondition()
+    private let backend: any SuiteBackend
+    /// A live object of the suite, to read through.
+    let anyObject: @Sendable () -> UserDefaults?
+
+    init(backend: any SuiteBackend, anyObject: @escaping @Sendable () -> UserDefaults?) {
+        self.backend = backend
+        self.anyObject = anyObject
+    }
+
+    private func withState<R>(_ body: (inout State) throws -> R) rethrows -> R {
+        condition.lock()
+        defer { condition.unlock() }
+        return try body(&state)
+    }
+
+    // MARK: - Subscribing
+
+    /// Adds `subscriber` for `keys`, starting from their values read now under the
+    /// suite's lock; with `initial`, its first call comes before any change after that
+    /// read. A key whose value moved since it was last published (a change nobody
+    /// announced) is published first, to the subscribers already there.
+    ///
+    /// - Returns: The number of each key's value as published when the subscriber joined
+    ///   (see `publication(of:)`): it hears every publication after it.
+    @discardableResult
+    package func subscribe(_ subscriber: any ChangeSubscriber, to keys: [String], through defaults: UserDefaults, initial: Bool) -> [String: Int] {
+        let (queued, joined) = backend.withProcessLock { () -> ([Ticket], [String: Int]) in
+            // Live before it reads: a registration either rechecks this feed after the
+            // read, or was made before it.
+            withState { state in
+                state.joining += 1
+                ChangeFeed.live.withLock { $0[ObjectIdentifier(self)] = self }
+            }
+            let read = readValues(of: keys, through: defaults)
+            for change in read { subscriber.begin(key: change.key, stored: change.stored) }
+            return withState { state in
+                state.joining -= 1
+                var queued = state.publish(read)
+                for key in keys { state.subscribers[key, default: [:]][ObjectIdentifier(subscriber)] = subscriber }
+                if initial { queued.append(state.append(.start(subscriber))) }
+                let joined = keys.compactMap { key in state.published[key].map { (key, $0.number) } }
+                return (queued, Dictionary(joined, uniquingKeysWith: { first, _ in first }))
+            }
+        }
+        FoundationAnnouncements.listen()
+        startWatching()
+        listenExternally()
+        deliver(queued)
+        return joined
+    }
+
+    /// The number of `key`'s value as last published, counted across the feed's keys;
+    /// `nil` when nothing listens to it. A subscriber that joined at an earlier number
+    /// has a change of the key queued for it, or handed over.
+    func publication(of key: String) -> Int? {
+        withState { $0.published[key]?.number }
+    }
+
+    /// Tells the transport the keys listened to now.
+    private func listenExternally() {
+        let external = withState { $0.external }
+        external?.listen { withState { Set($0.subscribers.keys) } }
+    }
+
+    /// Removes `subscriber`; it receives nothing queued for it after this returns.
+    package func unsubscribe(_ subscriber: any ChangeSubscriber) {
+        let id = ObjectIdentifier(subscriber)
+        let (isEmpty, stop): (Bool, (any ExternalChangesToken)?) = withState { state in
+            for key in Array(state.subscribers.keys) where state.subscribers[key]?.removeValue(forKey: id) != nil {
+                if state.subscribers[key]?.isEmpty == true {
+                    state.subscribers[key] = nil
+                    state.published[key] = nil
+                }
+            }
+            guard state.subscribers.isEmpty, state.joining == 0 else { return (false, nil) }
+            ChangeFeed.live.withLock { $0[ObjectIdentifier(self)] = nil }
+            defer { state.external = nil }
+            return (true, state.external)
+        }
+        if isEmpty {
+            stop?.cancel()
+        } else {
+            listenExternally()
+        }
+    }
+
+    /// Whether anything listens to `key`.
+    func isSubscribed(_ key: String) -> Bool {
+        withState { $0.subscribers[key] != nil }
+    }
+
+    /// How many keys something listens to, and whether other processes are being heard.
+    var subscriptions: (keys: Int, isWatching: Bool) {
+        withState { ($0.subscribers.count, $0.external != nil) }
+    }
+
+    // MARK: - Publishing
+
+    /// Publishes the values of keys a package write just wrote; called under the suite's
+    /// lock, right after the write, so that changes queue in the order they reached the
+    /// suite. A key whose written tree is not what a read gives — a removal (a
+    /// registered default may show), a key `arguments` (the launch arguments) hides — is
+    /// read back instead.
+    ///
+    /// - Returns: What was queued, to pass to `deliver(_:)` once the suite's lock is let go.
+    func publish(written: [(key: String, tree: Any?)], through defaults: UserDefaults, arguments: [String: Any], silent: Bool) -> Queued {
+        let listened = withState { state in
+            state.subscribers.isEmpty ? [] : written.filter { state.subscribers[$0.key] != nil }
+        }
+        guard !listened.isEmpty else { return Queued(tickets: []) }
+        let changes = listened.map { key, tree in
+            let stored = tree != nil && arguments[key] == nil ? tree : defaults.object(forKey: key)
+            return KeyChange(key: key, stored: stored, isSilent: silent)
+        }
+        return Queued(tickets: withState { $0.publish(changes) })
+    }
+
+    /// Events a change queued, for `deliver(_:)`.
+    struct Queued {
+        fileprivate let tickets: [Ticket]
+    }
+
+    /// Publishes `key` anew when a reader found `stored` there, not the value last
+    /// published: a change nobody announced (a plain `set` Foundation did not report),
+    /// which the key's subscribers must hear before a later write is compared with it.
+    /// Returns once it was handed over; costs one comparison when nothing changed.
+    ///
+    /// - Returns: The number of the key's value as published now (`publication(of:)`),
+    ///   this read's included.
+    @discardableResult
+    package func noteRead(of key: String, stored: Any?, through defaults: UserDefaults) -> Int? {
+        let current = withState { state -> (isSame: Bool, number: Int?) in
+            guard let last = state.published[key] else { return (true, nil) }
+            return (last.isSame(as: stored), last.number)
+        }
+        guard !current.isSame else { return current.number }
+        let queued = backend.withProcessLock { () -> [Ticket] in
+            guard withState({ $0.subscribers[key] != nil }) else { return [] }
+            let read = readValues(of: [key], through: defaults)
+            return withState { $0.publish(read) }
+        }
+        deliver(queued)
+        return publication(of: key)
+    }
+
+    /// Reads the keys subscribers listen to, under the suite's lock, after the backend
+    /// took in what changed outside this process's package writes (`reload`: another
+    /// process's write), and publishes those whose value differs from the one last
+    /// published; returns once they were handed over. With `only`, just those of these
+    /// keys: a feed that listens to none of them costs one look.
+    func recheck(through defaults: UserDefaults? = nil, reload: Bool = false, only: Set<String>? = nil) {
+        let listened = { (state: State) -> [String] in
+            guard let only else { return Array(state.subscribers.keys) }
+            return state.subscribers.count <= only.count
+                ? state.subscribers.keys.filter(only.contains) : only.filter { state.subscribers[$0] != nil }
+        }
+        guard withState({ !listened($0).isEmpty }), let defaults = defaults ?? anyObject() else { return }
+        let queued = backend.withProcessLock { () -> [Ticket] in
+            let keys = withState { listened($0) }
+            guard !keys.isEmpty else { return [] }
+            if reload { backend.reload(defaults) }
+            let read = readValues(of: keys, through: defaults)
+            return withState { $0.publish(read) }
+        }
+        deliver(queued)
+    }
+
+    /// What `keys` show now, read through `defaults`, for a recheck or a subscriber
+    /// joining. A key that shows the value a registration made `withoutAnnouncing` is
+    /// giving it is silent: that registration is what changed it.
+    private func readValues(of keys: [String], through defaults: UserDefaults) -> [KeyChange] {
+        Self.keysRead?(keys)
+        let values = keys.map { defaults.object(forKey: $0) }
+        // Looked up after the read: a registration the read saw is still listed, since
+        // it ends with a recheck of this suite, which waits for the suite's lock.
+        let silenced = Self.silentRegistrations.withLock { Array($0.values.values) }
+        return zip(keys, values).map { key, stored in
+            let isSilent = silenced.contains { registered in registered[key].map { sameStoredValue($0, stored) } ?? false }
+            return KeyChange(key: key, stored: stored, isSilent: isSilent)
+        }
+    }
+
+    // MARK: - Delivering
+
+    /// Returns once the events a change queued (`queued`) have been handed over to
+    /// subscribers, with the events that writes in their calls queued: delivering them
+    /// on this thread, one at a time, with every event queued before them, or waiting
+    /// for the thread that is. On that thread (a write made in a handler) it returns at
+    /// once, and the events are handed over right after the handler returns.
+    ///
+    /// A handler that waits for another thread that is writing this suite waits for
+    /// itself: that thread's write returns only once its change was handed over, after
+    /// the handler.
+    func deliver(_ queued: Queued) {
+        deliver(queued.tickets)
+    }
+
+    private func deliver(_ tickets: [Ticket]) {
+        guard !tickets.isEmpty else { return }
+        condition.lock()
+        defer { condition.unlock() }
+        while !tickets.allSatisfy(\.isDone), let deliverer = state.deliverer {
+            if pthread_equal(deliverer, pthread_self()) != 0 { return }
+            condition.wait()
+        }
+        guard !tickets.allSatisfy(\.isDone) else { return }
+        state.deliverer = pthread_self()
+        while !tickets.allSatisfy(\.isDone) {
+            let ticket = state.queue[state.first]
+            state.first += 1
+            state.current = ticket
+            state.insertion = state.first
+            var targets: [any ChangeSubscriber] = []
+            if case .change(let change, let subscribers) = ticket.event, let current = state.subscribers[change.key] {
+                // Not one that left since: it hears nothing queued after it left.
+                targets = subscribers.compactMap { current[$0.key] }
+            }
+            condition.unlock()
+            switch ticket.event {
+            case .change(let change, _): for subscriber in targets { subscriber.receive(change) }
+            case .start(let subscriber): subscriber.start()
+            }
+            condition.lock()
+            state.current = nil
+            if state.first == state.queue.count { (state.queue, state.first) = ([], 0) }
+            ticket.close()
+            condition.broadcast()
+        }
+        state.deliverer = nil
+        condition.broadcast()
+    }
+
+    /// Whether every queued event has been handed over and none is being handed over.
+    var isIdle: Bool {
+        withState { $0.deliverer == nil && $0.first == $0.queue.count }
+    }
+
+    // MARK: - Other processes
+
+    private func startWatching() {
+        let key = withState { $0.external == nil ? $0.subscribers.keys.min() : nil }
+        guard let key,
+            // Strongly: the feed lives as long as its suite; the token, and with it this
+            // closure, goes when the last observer does.
+            let token = ExternalChanges.watch(backend, through: anyObject(), reportingAs: key, onChange: { self.recheck(reload: true) })
+        else { return }
+        let extra: (any ExternalChangesToken)? = withState { state in
+            if state.external == nil && !state.subscribers.isEmpty {
+                state.external = token
+                return nil
+            }
+            return token
+        }
+        extra?.cancel()
+    }
+
+    // MARK: - Every feed
+
+    /// The feeds that have subscribers, for Foundation's announcements. (A feed lives as
+    /// long as its suite, which lives as long as the process: no weak reference needed.)
+    private static let live = Locked<[ObjectIdentifier: ChangeFeed]>([:])
+
+    /// Called with the keys each recheck or joining subscriber on this task reads, for
+    /// the tests (other tasks' rechecks are not seen).
+    @TaskLocal static var keysRead: (@Sendable ([String]) -> Void)?
+
+    /// Rechecks every feed that has subscribers.
+    static func recheckAll() {
+        let feeds = live.withLock { Array($0.values) }
+        for feed in feeds { feed.recheck() }
+    }
+
+    // MARK: - Registrations
+
+    /// The registrations made `withoutAnnouncing` that are being published, by number.
+    /// The registration domain is the process's: any recheck of any suite, on any thread,
+    /// may read a registered value before the registration's own recheck of that suite.
+    /// It must not announce it then either.
+    private static let silentRegistrations = Locked<(next: Int, values: [Int: [String: Any]])>((0, [:]))
+
+    /// Runs `register`, the registration of `values` on `defaults`, then rechecks `feed`,
+    /// read through `defaults`, and every other feed that has subscribers: the values
+    /// may show in every suite. Returns once what changed was handed over. With
+    /// `silent`, a key that shows its registered value is where subscribers stand, not a
+    /// change, in every recheck until this returns; other changes are heard as usual.
+    static func register(
+        _ values: [String: Any], on feed: ChangeFeed, through defaults: UserDefaults, silent: Bool, _ register: () -> Void
+    ) {
+        let number = silentRegistrations.withLock { registrations -> Int? in
+            guard silent else { return nil }
+            defer { registrations.next += 1 }
+            registrations.values[registrations.next] = values
+            return registrations.next
+        }
+        defer { if let number { _ = silentRegistrations.withLock { $0.values.removeValue(forKey: number) } } }
+        register()
+        // Taken after the registration: a feed that joins later reads the values itself.
+        // A registration changes what its own keys show, and nothing else.
+        let others = live.withLock { Array($0.values) }.filter { $0 !== feed }
+        let registered = Set(values.keys)
+        feed.recheck(through: defaults, only: registered)
+        for other in others { other.recheck(only: registered) }
+    }
+}
+
+/// Foundation's `didChangeNotification`, heard once per process from the first
+/// subscription on: every feed with subscribers reads its keys again. (What an object
+/// announces may show in every suite: a registration, a launch argument.) So does the
+/// app's return to the foreground: key-value observing may not deliver what changed
+/// while the app was suspended.
+enum FoundationAnnouncements {
+    private static let observers = Locked<(token: (any NSObjectProtocol)?, activation: AppActivation.Observation?)>((nil, nil))
+
+    static func listen() {
+        observers.withLock { observers in
+            guard observers.token == nil else { return }
+            observers.token = NotificationCenter.default.addObserver(forName: UserDefaults.didChangeNotification, object: nil, queue: nil) { _ in
+                // A change the package is writing on this thread (Apple's Foundation
+                // announces each of its `set(_:forKey:)` calls as it makes it) is
+                // published by the package once it is written whole.
+                if DefaultsSuite.isWriting { return }
+                ChangeFeed.recheckAll()
+            }
+            observers.activation = AppActivation.observe { ChangeFeed.recheckAll() }
+        }
+    }
+}
