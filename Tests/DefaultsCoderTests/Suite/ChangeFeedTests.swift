@@ -92,7 +92,7 @@ struct ChangeFeedTests {
 
         let result = try await run("defaults-coder-probe", ["change", suite.name, key.name, how, String(value)])
         #expect(result.status == 0, "\(result.errors)")
-        #expect(await eventually(within: 1) { listeners.counts == [1, 1, 1, 1] }, "\(listeners.counts)")
+        #expect(await eventually(within: 10) { listeners.counts == [1, 1, 1, 1] }, "\(listeners.counts)")
         #expect(listeners.changes.values == [[1, value]])
         #expect(listeners.streamed.values == [value])
         #expect(listeners.keys.values == [key.name])

@@ -384,36 +384,36 @@ struct DefaultsSuiteTests {
         let suite = TestSuite()
         // No object of the suite lives throughout: each found is one a thread is about to drop.
         let feed = DefaultsSuite.of(makeDefaults(suiteName: suite.name)).feed
-        let stop = Locked(false)
-        // Objects made, known to the suite and dropped again and again, on two threads,
-        // while this one asks for a live object: a reference found alive and read again
-        // may find its object gone in between.
-        let droppers = (0..<2).map { _ in
-            Task {
-                try await offPool { () -> Int in
-                    var made = 0
+        let name = suite.name
+        // Objects made, known to the suite and dropped again and again, on two threads of
+        // their own, while a third asks for a live object: a reference found alive and
+        // read again may find its object gone in between. Threads, not tasks: on a busy
+        // machine a task may start only after the looking is over.
+        let (made, found) = try await offPool { () -> (Int, Int) in
+            let stop = Locked(false)
+            let made = Locked(0)
+            let done = DispatchGroup()
+            for _ in 0..<2 {
+                done.enter()
+                Thread {
                     while !stop.withLock({ $0 }) {
-                        for _ in 0..<16 { _ = DefaultsSuite.of(makeDefaults(suiteName: suite.name)) }
-                        made += 16
+                        for _ in 0..<16 { _ = DefaultsSuite.of(makeDefaults(suiteName: name)) }
+                        made.withLock { $0 += 16 }
                     }
-                    return made
-                }
+                    done.leave()
+                }.start()
             }
-        }
-        // Until enough looks found an object alive (on a busy machine the other threads
-        // may start late), within a bound.
-        let found = try await offPool { () -> Int in
+            // Until enough looks found an object alive, within a bound.
             var (looks, found) = (0, 0)
             let deadline = Date().addingTimeInterval(60)
             while looks < Stress.rounds(200_000) || found < 100, Date() < deadline {
                 if feed.anyObject() != nil { found += 1 }
                 looks += 1
             }
-            return found
+            stop.withLock { $0 = true }
+            done.wait()
+            return (made.withLock { $0 }, found)
         }
-        stop.withLock { $0 = true }
-        var made = 0
-        for dropper in droppers { made += try await dropper.value }
         // Both sides ran: objects were made, and some were found alive.
         #expect(made > 0)
         #expect(found >= 100)
@@ -469,7 +469,7 @@ struct DefaultsSuiteTests {
             _ = await eventually { written.withLock { $0 } }
             // The stream starts from the current value; either it read the write or it
             // hears of it. The closure observer hears of it unless it started after it.
-            if !(await eventually(within: 2) { streamed.withLock { $0 } == trial }) { stale += 1 }
+            if !(await eventually(within: 10) { streamed.withLock { $0 } == trial }) { stale += 1 }
             let closureSaw = seen.withLock { $0 }
             if closureSaw != nil && closureSaw != trial { stale += 1 }
             reader.cancel()

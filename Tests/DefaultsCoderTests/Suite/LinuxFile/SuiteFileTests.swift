@@ -511,8 +511,10 @@ struct SuiteFileGuardTests {
         try await offPool { holding.wait() }
         defer { release.signal() }
         let key = DefaultsKey<Int>(uniqueKey("absent"), default: 7)
-        #expect(await finishes(within: 1) { _ = try? suite.defaults.read(key) })
-        #expect(await finishes(within: 1) { _ = suite.defaults.unreadableFile() })
+        // A read that waited would wait until the release below: any bound tells it, and
+        // a generous one leaves room for a slow machine (the sanitizers' runs).
+        #expect(await finishes(within: 10) { _ = try? suite.defaults.read(key) })
+        #expect(await finishes(within: 10) { _ = suite.defaults.unreadableFile() })
     }
 
     @Test(
