@@ -243,3 +243,42 @@ struct EncodingUnkeyedContainer: UnkeyedEncodingContainer {
         return superEncoder
     }
 }
+
+/// What `nestedStorage(_:for:)` needs of the two kinds of container storage.
+protocol NestedStorage: AnyObject {
+    /// `a keyed container`, for messages.
+    static var kind: String { get }
+    init()
+    /// Storage holding `value`, when it is a finished container of this kind.
+    static func merging(_ value: Any) -> Self?
+    /// The storage inside `pending`, when it is of this kind.
+    static func existing(in pending: Pending) -> Self?
+    /// This storage as a pending item of its parent.
+    var asPending: Pending { get }
+}
+
+extension KeyedStorage: NestedStorage {
+    static var kind: String { "a keyed container" }
+    static func merging(_ value: Any) -> Self? {
+        guard let dictionary = value as? [String: Any] else { return nil }
+        return Self(merging: dictionary)
+    }
+    static func existing(in pending: Pending) -> Self? {
+        guard case .keyed(let storage) = pending else { return nil }
+        return storage as? Self
+    }
+    var asPending: Pending { .keyed(self) }
+}
+
+extension UnkeyedStorage: NestedStorage {
+    static var kind: String { "an unkeyed container" }
+    static func merging(_ value: Any) -> Self? {
+        guard let array = value as? [Any] else { return nil }
+        return Self(merging: array)
+    }
+    static func existing(in pending: Pending) -> Self? {
+        guard case .unkeyed(let storage) = pending else { return nil }
+        return storage as? Self
+    }
+    var asPending: Pending { .unkeyed(self) }
+}

@@ -105,9 +105,7 @@ public final class ThrowawaySuite: @unchecked Sendable {
         defaults.removePersistentDomain(forName: name)
         #if os(Linux)
         // Foundation on Linux leaves the emptied file, and the package its lock file.
-        let file = SuiteFile.named(name)
-        try? FileManager.default.removeItem(atPath: file.path)
-        try? FileManager.default.removeItem(atPath: file.lockPath)
+        DefaultsSuite.removeFiles(ofSuiteNamed: name)
         #endif
     }
 }

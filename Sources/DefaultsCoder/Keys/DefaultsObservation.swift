@@ -254,7 +254,7 @@ private final class KeyObserver<Value: Codable & Sendable>: StoppableObserver, @
         let old: Value? = last.withLock { last in
             guard !last.isCancelled else { return nil }
             defer { last.value = value }
-            return change.isSilent ? nil : last.value
+            return change.isAnnounced ? last.value : nil
         }
         // The change first: a failure handler that repairs the value causes the next
         // change, which must be heard after this one.
@@ -290,7 +290,7 @@ private final class NameObserver: StoppableObserver, Sendable {
     func start() {}
 
     func receive(_ change: KeyChange) {
-        guard !isCancelled.withLock({ $0 }), !change.isSilent else { return }
+        guard !isCancelled.withLock({ $0 }), change.isAnnounced else { return }
         handler(change.key)
     }
 }

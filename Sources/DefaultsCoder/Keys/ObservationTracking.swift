@@ -20,7 +20,7 @@ import KeyValueCoders
 import Observation
 #endif
 
-enum KeyTracking {
+enum ObservationTracking {
     /// Reads `key` from `store`, and registers the read with the tracking in progress, if
     /// any: the next change of the key after the read fires it.
     ///
@@ -234,7 +234,7 @@ final class KeyTracker: ChangeSubscriber, @unchecked Sendable {
 
     func receive(_ change: KeyChange) {
         // A write made `withoutAnnouncing` is where trackings stand, as for observers.
-        guard !change.isSilent else { return }
+        guard change.isAnnounced else { return }
         let first = state.withLock { state in
             defer { state.fired = true }
             return !state.fired

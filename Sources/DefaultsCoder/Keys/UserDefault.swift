@@ -78,7 +78,7 @@ public struct UserDefault<Value: Codable & Sendable>: @unchecked Sendable {
     /// SwiftUI view that reads it is not updated: follow `updates(for:initial:)` there.)
     public var wrappedValue: Value {
         get {
-            KeyTracking.read(key, in: store, by: reader)
+            ObservationTracking.read(key, in: store, by: reader)
         }
         nonmutating set { store[key] = newValue }
     }

@@ -117,7 +117,7 @@ extension UserDefaults {
     /// - Returns: What `body` returns.
     /// - Throws: What `body` throws.
     public static func withoutAnnouncing<R>(_ body: () throws -> R) rethrows -> R {
-        try DefaultsSuite.$isSilenced.withValue(true, operation: body)
+        try DefaultsSuite.$isAnnouncing.withValue(false, operation: body)
     }
 
     /// The value for `key`, without throwing.

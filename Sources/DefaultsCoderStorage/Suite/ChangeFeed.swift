@@ -20,9 +20,9 @@ package struct KeyChange: @unchecked Sendable {
     package let key: String
     /// What `object(forKey:)` gives after the change; `nil` when it gives nothing.
     package let stored: Any?
-    /// Whether subscribers take the value as where they stand without reporting it
-    /// (a write made in `UserDefaults.withoutAnnouncing`).
-    package let isSilent: Bool
+    /// Whether subscribers report the value; if not, they take it as where they stand (a
+    /// write made in `UserDefaults.withoutAnnouncing`).
+    package let isAnnounced: Bool
 }
 
 /// What hears a suite's changes of some keys.
@@ -52,14 +52,14 @@ package final class ChangeFeed: @unchecked Sendable {
     /// One queued event, and what its handing over waits for: its own calls, and the
     /// events that writes made in those calls queued (its children), which are handed
     /// over right after it, before anything queued later.
-    fileprivate final class Ticket {
+    fileprivate final class QueuedEvent {
         // Read and written under `condition` only.
         let event: Event
-        let parent: Ticket?
+        let parent: QueuedEvent?
         /// Itself and its children not yet handed over.
         var open = 1
 
-        init(_ event: Event, parent: Ticket?) {
+        init(_ event: Event, parent: QueuedEvent?) {
             self.event = event
             self.parent = parent
             parent?.open += 1
@@ -78,13 +78,13 @@ package final class ChangeFeed: @unchecked Sendable {
         var subscribers: [String: [ObjectIdentifier: any ChangeSubscriber]] = [:]
         /// The value last published for each key listened to: what every change is
         /// compared with, once, here.
-        var published: [String: LastValue] = [:]
-        var queue: [Ticket] = []
+        var published: [String: PublishedValue] = [:]
+        var queue: [QueuedEvent] = []
         var first = 0
         /// The thread handing events over, if any, the event it is handing over, and
         /// where an event that a write in its calls queues goes.
         var deliverer: pthread_t?
-        var current: Ticket?
+        var current: QueuedEvent?
         var insertion = 0
         var external: (any ExternalChangesToken)?
         /// Subscriptions under way: the feed stays among the live ones while any is.
@@ -94,13 +94,13 @@ package final class ChangeFeed: @unchecked Sendable {
 
         /// Queues each of `read` whose value is not the one last published for its key,
         /// and takes it as published. Returns what was queued.
-        mutating func publish(_ read: [KeyChange]) -> [Ticket] {
-            var queued: [Ticket] = []
+        mutating func publish(_ read: [KeyChange]) -> [QueuedEvent] {
+            var queued: [QueuedEvent] = []
             for change in read {
                 let last = published[change.key]
                 if last?.isSame(as: change.stored) == true { continue }
                 publications += 1
-                published[change.key] = LastValue(change.stored, number: publications)
+                published[change.key] = PublishedValue(change.stored, number: publications)
                 // A key first read here (its first subscriber is joining) is where
                 // everyone starts: no one heard anything else.
                 if last != nil, let targets = subscribers[change.key] { queued.append(append(.change(change, targets))) }
@@ -110,13 +110,13 @@ package final class ChangeFeed: @unchecked Sendable {
 
         /// Queues `event`: last, or, when a call of the event being handed over on this
         /// thread queues it, right after that event's earlier children.
-        mutating func append(_ event: Event) -> Ticket {
+        mutating func append(_ event: Event) -> QueuedEvent {
             guard let current, let deliverer, pthread_equal(deliverer, pthread_self()) != 0 else {
-                let ticket = Ticket(event, parent: nil)
+                let ticket = QueuedEvent(event, parent: nil)
                 queue.append(ticket)
                 return ticket
             }
-            let ticket = Ticket(event, parent: current)
+            let ticket = QueuedEvent(event, parent: current)
             queue.insert(ticket, at: insertion)
             insertion += 1
             return ticket
@@ -124,7 +124,7 @@ package final class ChangeFeed: @unchecked Sendable {
     }
 
     /// A key's value as last published: absent, or a tree; and its number.
-    private struct LastValue {
+    private struct PublishedValue {
         let stored: Any?
         let number: Int
 
@@ -166,7 +166,7 @@ package final class ChangeFeed: @unchecked Sendable {
     ///   (see `publication(of:)`): it hears every publication after it.
     @discardableResult
     package func subscribe(_ subscriber: any ChangeSubscriber, to keys: [String], through defaults: UserDefaults, initial: Bool) -> [String: Int] {
-        let (queued, joined) = backend.withProcessLock { () -> ([Ticket], [String: Int]) in
+        let (queued, joined) = backend.withProcessLock { () -> ([QueuedEvent], [String: Int]) in
             // Live before it reads: a registration either rechecks this feed after the
             // read, or was made before it.
             withState { state in
@@ -245,21 +245,21 @@ package final class ChangeFeed: @unchecked Sendable {
     /// read back instead.
     ///
     /// - Returns: What was queued, to pass to `deliver(_:)` once the suite's lock is let go.
-    func publish(written: [(key: String, tree: Any?)], through defaults: UserDefaults, arguments: [String: Any], silent: Bool) -> Queued {
+    func publish(written: [(key: String, tree: Any?)], through defaults: UserDefaults, arguments: [String: Any], announcing: Bool) -> Queued {
         let listened = withState { state in
             state.subscribers.isEmpty ? [] : written.filter { state.subscribers[$0.key] != nil }
         }
         guard !listened.isEmpty else { return Queued(tickets: []) }
         let changes = listened.map { key, tree in
             let stored = tree != nil && arguments[key] == nil ? tree : defaults.object(forKey: key)
-            return KeyChange(key: key, stored: stored, isSilent: silent)
+            return KeyChange(key: key, stored: stored, isAnnounced: announcing)
         }
         return Queued(tickets: withState { $0.publish(changes) })
     }
 
     /// Events a change queued, for `deliver(_:)`.
     struct Queued {
-        fileprivate let tickets: [Ticket]
+        fileprivate let tickets: [QueuedEvent]
     }
 
     /// Publishes `key` anew when a reader found `stored` there, not the value last
@@ -276,7 +276,7 @@ package final class ChangeFeed: @unchecked Sendable {
             return (last.isSame(as: stored), last.number)
         }
         guard !current.isSame else { return current.number }
-        let queued = backend.withProcessLock { () -> [Ticket] in
+        let queued = backend.withProcessLock { () -> [QueuedEvent] in
             guard withState({ $0.subscribers[key] != nil }) else { return [] }
             let read = readValues(of: [key], through: defaults)
             return withState { $0.publish(read) }
@@ -297,7 +297,7 @@ package final class ChangeFeed: @unchecked Sendable {
                 ? state.subscribers.keys.filter(only.contains) : only.filter { state.subscribers[$0] != nil }
         }
         guard withState({ !listened($0).isEmpty }), let defaults = defaults ?? anyObject() else { return }
-        let queued = backend.withProcessLock { () -> [Ticket] in
+        let queued = backend.withProcessLock { () -> [QueuedEvent] in
             let keys = withState { listened($0) }
             guard !keys.isEmpty else { return [] }
             if reload { backend.reload(defaults) }
@@ -309,16 +309,16 @@ package final class ChangeFeed: @unchecked Sendable {
 
     /// What `keys` show now, read through `defaults`, for a recheck or a subscriber
     /// joining. A key that shows the value a registration made `withoutAnnouncing` is
-    /// giving it is silent: that registration is what changed it.
+    /// giving it is not announced: that registration is what changed it.
     private func readValues(of keys: [String], through defaults: UserDefaults) -> [KeyChange] {
         Self.keysRead?(keys)
         let values = keys.map { defaults.object(forKey: $0) }
         // Looked up after the read: a registration the read saw is still listed, since
         // it ends with a recheck of this suite, which waits for the suite's lock.
-        let silenced = Self.silentRegistrations.withLock { Array($0.values.values) }
+        let unannounced = Self.unannouncedRegistrations.withLock { Array($0.values.values) }
         return zip(keys, values).map { key, stored in
-            let isSilent = silenced.contains { registered in registered[key].map { sameStoredValue($0, stored) } ?? false }
-            return KeyChange(key: key, stored: stored, isSilent: isSilent)
+            let isRegistration = unannounced.contains { registered in registered[key].map { sameStoredValue($0, stored) } ?? false }
+            return KeyChange(key: key, stored: stored, isAnnounced: !isRegistration)
         }
     }
 
@@ -337,7 +337,7 @@ package final class ChangeFeed: @unchecked Sendable {
         deliver(queued.tickets)
     }
 
-    private func deliver(_ tickets: [Ticket]) {
+    private func deliver(_ tickets: [QueuedEvent]) {
         guard !tickets.isEmpty else { return }
         condition.lock()
         defer { condition.unlock() }
@@ -394,76 +394,5 @@ package final class ChangeFeed: @unchecked Sendable {
             return token
         }
         extra?.cancel()
-    }
-
-    // MARK: - Every feed
-
-    /// The feeds that have subscribers, for Foundation's announcements. (A feed lives as
-    /// long as its suite, which lives as long as the process: no weak reference needed.)
-    private static let live = Locked<[ObjectIdentifier: ChangeFeed]>([:])
-
-    /// Called with the keys each recheck or joining subscriber on this task reads, for
-    /// the tests (other tasks' rechecks are not seen).
-    @TaskLocal static var keysRead: (@Sendable ([String]) -> Void)?
-
-    /// Rechecks every feed that has subscribers.
-    static func recheckAll() {
-        let feeds = live.withLock { Array($0.values) }
-        for feed in feeds { feed.recheck() }
-    }
-
-    // MARK: - Registrations
-
-    /// The registrations made `withoutAnnouncing` that are being published, by number.
-    /// The registration domain is the process's: any recheck of any suite, on any thread,
-    /// may read a registered value before the registration's own recheck of that suite.
-    /// It must not announce it then either.
-    private static let silentRegistrations = Locked<(next: Int, values: [Int: [String: Any]])>((0, [:]))
-
-    /// Runs `register`, the registration of `values` on `defaults`, then rechecks `feed`,
-    /// read through `defaults`, and every other feed that has subscribers: the values
-    /// may show in every suite. Returns once what changed was handed over. With
-    /// `silent`, a key that shows its registered value is where subscribers stand, not a
-    /// change, in every recheck until this returns; other changes are heard as usual.
-    static func register(
-        _ values: [String: Any], on feed: ChangeFeed, through defaults: UserDefaults, silent: Bool, _ register: () -> Void
-    ) {
-        let number = silentRegistrations.withLock { registrations -> Int? in
-            guard silent else { return nil }
-            defer { registrations.next += 1 }
-            registrations.values[registrations.next] = values
-            return registrations.next
-        }
-        defer { if let number { _ = silentRegistrations.withLock { $0.values.removeValue(forKey: number) } } }
-        register()
-        // Taken after the registration: a feed that joins later reads the values itself.
-        // A registration changes what its own keys show, and nothing else.
-        let others = live.withLock { Array($0.values) }.filter { $0 !== feed }
-        let registered = Set(values.keys)
-        feed.recheck(through: defaults, only: registered)
-        for other in others { other.recheck(only: registered) }
-    }
-}
-
-/// Foundation's `didChangeNotification`, heard once per process from the first
-/// subscription on: every feed with subscribers reads its keys again. (What an object
-/// announces may show in every suite: a registration, a launch argument.) So does the
-/// app's return to the foreground: key-value observing may not deliver what changed
-/// while the app was suspended.
-enum FoundationAnnouncements {
-    private static let observers = Locked<(token: (any NSObjectProtocol)?, activation: AppActivation.Observation?)>((nil, nil))
-
-    static func listen() {
-        observers.withLock { observers in
-            guard observers.token == nil else { return }
-            observers.token = NotificationCenter.default.addObserver(forName: UserDefaults.didChangeNotification, object: nil, queue: nil) { _ in
-                // A change the package is writing on this thread (Apple's Foundation
-                // announces each of its `set(_:forKey:)` calls as it makes it) is
-                // published by the package once it is written whole.
-                if DefaultsSuite.isWriting { return }
-                ChangeFeed.recheckAll()
-            }
-            observers.activation = AppActivation.observe { ChangeFeed.recheckAll() }
-        }
     }
 }

@@ -40,7 +40,7 @@ package final class DefaultsSuite: @unchecked Sendable {
     let editClockStorage = Locked<@Sendable () -> Date>({ Date() })
 
     /// Each `UserDefaults` object's suite, by object.
-    private static let byObject = Locked<[ObjectIdentifier: KnownObject]>([:])
+    private static let byObject = Locked<[ObjectIdentifier: SuiteOfObject]>([:])
     /// Each suite, by its file's path or its name.
     private static let byIdentity = Locked<[String: DefaultsSuite]>([:])
 
@@ -69,9 +69,9 @@ package final class DefaultsSuite: @unchecked Sendable {
         key == syncRecordKey || key.hasPrefix(syncRecordKey + ".")
     }
 
-    /// Whether the package's writes on this task or thread go unannounced
-    /// (`UserDefaults.withoutAnnouncing`).
-    @TaskLocal package static var isSilenced = false
+    /// Whether the package's writes on this task or thread are announced; not inside
+    /// `UserDefaults.withoutAnnouncing`.
+    @TaskLocal package static var isAnnouncing = true
 
     /// Whether this thread is writing a change through `UserDefaults` itself: what
     /// Foundation announces meanwhile (`didChangeNotification`, posted on the writing
@@ -80,14 +80,7 @@ package final class DefaultsSuite: @unchecked Sendable {
 
     /// Whether the package knows the suite by its name (or file), rather than by one
     /// object alone.
-    var isNamed: Bool {
-        (backend as? PreferencesBackend).map { $0.name != nil } ?? true
-    }
-
-    #if os(Linux)
-    /// The suite's file, where the file backend keeps the suite.
-    var file: SuiteFile? { backend as? SuiteFile }
-    #endif
+    var isNamed: Bool { backend.isNamed }
 
     /// The suite `defaults` belongs to. Looked up once per object: learning the suite's
     /// name costs more than the rest of a write's bookkeeping.
@@ -111,7 +104,7 @@ package final class DefaultsSuite: @unchecked Sendable {
             }
         } else {
             // A suite whose name cannot be learned is known by its object alone.
-            suite = DefaultsSuite(backend: PreferencesBackend(name: nil))
+            suite = DefaultsSuite(backend: SuiteBackendKind.unnamed())
         }
         suite.objects.withLock { objects in
             objects.removeAll { $0.object == nil }
@@ -119,7 +112,7 @@ package final class DefaultsSuite: @unchecked Sendable {
         }
         byObject.withLock { byObject in
             if byObject.count >= 64 { byObject = byObject.filter { $0.value.isAlive } }
-            byObject[id] = KnownObject(defaults, suite: suite, spelled: spelled)
+            byObject[id] = SuiteOfObject(defaults, suite: suite, spelled: spelled)
         }
         return suite
     }
@@ -128,15 +121,7 @@ package final class DefaultsSuite: @unchecked Sendable {
     /// backend's), and how to make its backend; `nil` when its name cannot be learned.
     private static func backend(of defaults: UserDefaults) -> (String, String?, () -> any SuiteBackend)? {
         guard let name = SuiteName.of(defaults) else { return nil }
-        #if os(Linux)
-        if SuiteBackendKind.current == .file {
-            let spelled = SuiteFile.spelledPath(of: name)
-            let file = SuiteFile.named(name)
-            return ("file:" + file.path, spelled, { file })
-        }
-        #endif
-        let domain = name ?? SuiteName.application
-        return ("preferences:" + domain, nil, { PreferencesBackend(name: domain) })
+        return SuiteBackendKind.current.backend(ofSuiteNamed: name)
     }
 
     // MARK: - Changing suites
@@ -243,7 +228,7 @@ package final class DefaultsSuite: @unchecked Sendable {
             )
         }
         var values = Values(domains: zip(objects, suites).map { Values.Domain(defaults: $0, suite: $1) })
-        let silent = isSilenced || !announcing
+        let announced = announcing && isAnnouncing
         let locked = suites.sorted { $0.backend.identity < $1.backend.identity }.map(\.backend)
         typealias Written = (domain: Values.Domain, arguments: [String: Any], published: ChangeFeed.Queued)
         let (result, written) = try withLocks(on: locked[...], acrossProcesses: acrossProcesses) { () throws -> (R, [Written]) in
@@ -266,7 +251,7 @@ package final class DefaultsSuite: @unchecked Sendable {
                 let arguments = domain.defaults.volatileDomain(forName: UserDefaults.argumentDomain)
                 // Published under the lock: changes queue in the order they reached the suite.
                 let published = domain.suite.feed.publish(
-                    written: domain.order.map { ($0, domain.changes[$0]!) }, through: domain.defaults, arguments: arguments, silent: silent)
+                    written: domain.order.map { ($0, domain.changes[$0]!) }, through: domain.defaults, arguments: arguments, announcing: announced)
                 written.append((domain, arguments, published))
             }
             return (result, written)
@@ -275,8 +260,8 @@ package final class DefaultsSuite: @unchecked Sendable {
             domain.suite.reloadObjects(besides: domain.defaults)
             // The change returns once its observers ran.
             domain.suite.feed.deliver(published)
-            if !silent { for key in domain.order where !isSyncRecord(key) { domain.suite.postNotification(forKey: key) } }
-            ExternalChanges.announce(domain.suite.backend)
+            if announced { for key in domain.order where !isSyncRecord(key) { domain.suite.postNotification(forKey: key) } }
+            domain.suite.backend.announceToOtherProcesses()
             reportLaunchArgumentOverrides(domain, arguments: arguments)
         }
         return result
@@ -348,12 +333,12 @@ package final class DefaultsSuite: @unchecked Sendable {
     /// Registers defaults on `defaults` and announces the keys whose value that changes.
     package static func register(_ values: [String: Any], on defaults: UserDefaults) {
         let suite = DefaultsSuite.of(defaults)
-        ChangeFeed.register(values, on: suite.feed, through: defaults, silent: isSilenced) {
+        ChangeFeed.register(values, on: suite.feed, through: defaults, announcing: isAnnouncing) {
             // Apple's Foundation announces the registration as it makes it; it is this
-            // change, published once registered (silently, when silenced).
+            // change, published once registered (unannounced inside `withoutAnnouncing`).
             $isWriting.withValue(true) { defaults.register(defaults: values) }
         }
-        guard !isSilenced else { return }
+        guard isAnnouncing else { return }
         for key in values.keys.sorted() { suite.postNotification(forKey: key) }
     }
 }
@@ -376,7 +361,7 @@ extension UserDefaults {
 /// A `UserDefaults` object whose suite the package knows: its suite, a weak reference
 /// to tell whether it lives, and what makes sure that a new object at its address is
 /// never taken for it.
-private final class KnownObject: @unchecked Sendable {
+private final class SuiteOfObject: @unchecked Sendable {
     // Unchecked: set once in init; the runtime makes reading a weak reference safe on
     // any thread.
     let suite: DefaultsSuite
@@ -407,12 +392,8 @@ private final class KnownObject: @unchecked Sendable {
 
     /// Whether the suite's spelled path still leads to the suite's file.
     var leadsToItsFile: Bool {
-        #if os(Linux)
-        guard let spelled, let file = suite.file else { return true }
-        return SuiteFile.path(spelled, leadsTo: file.path)
-        #else
-        return true
-        #endif
+        guard let spelled else { return true }
+        return suite.backend.isStill(at: spelled)
     }
 
     /// Whether `defaults`, found at this object's address, is this object.

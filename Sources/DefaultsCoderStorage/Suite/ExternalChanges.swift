@@ -25,7 +25,7 @@ import notify
 #endif
 
 /// Hears of a suite's external changes until cancelled.
-protocol ExternalChangesToken: Sendable {
+package protocol ExternalChangesToken: Sendable {
     /// Tells a transport that watches keys to watch the ones `keys` gives: the keys the
     /// suite's observers listen to, read when the transport takes its turn, so that of
     /// two threads changing them, the later call sees the later keys.
@@ -53,36 +53,10 @@ enum ExternalChanges {
         let observable = defaults as? any KeyValueObservable
         #endif
         let observations = observable.map { KeyValueObservations(defaults: $0, onChange: onChange) }
-        var notifications: (any ExternalChangesToken)?
-        #if os(Linux)
-        let onFailure: @Sendable (DefaultsSuiteError) -> Void = { error in
-            DefaultsFailure.report(DefaultsFailure(key: key, operation: .read, error: error))
-        }
-        if let file = backend as? SuiteFile {
-            // Every change of the file is rechecked, this process's own writes too: the
-            // feed compares what it reads with what it published, so a write already
-            // published costs a read and publishes nothing. (Skipping a file "as last
-            // seen" lost another process's write that a read here saw first.)
-            notifications = FileWatcher.shared.watch(file.path, onFailure: onFailure, onChange)
-        } else if let name = (backend as? PreferencesBackend)?.name {
-            // What stands in for `cfprefsd` and its notifications here: the file
-            // Foundation keeps the suite in.
-            notifications = FileWatcher.shared.watch(SuiteFile.named(name).path, onFailure: onFailure, onChange)
-        }
-        #elseif canImport(notify)
-        if let name = (backend as? PreferencesBackend)?.name {
-            notifications = DarwinNotifications.observe(notificationName(name), onChange)
-        }
-        #endif
+        let notifications = backend.watchOtherProcesses(
+            onFailure: { error in DefaultsFailure.report(DefaultsFailure(key: key, operation: .read, error: error)) }, onChange)
         if notifications == nil && observations == nil { return nil }
         return Watch(notifications: notifications, observations: observations)
-    }
-
-    /// Tells other processes that the package changed the suite `backend` keeps.
-    static func announce(_ backend: any SuiteBackend) {
-        #if canImport(notify)
-        if let name = (backend as? PreferencesBackend)?.name { DarwinNotifications.post(notificationName(name)) }
-        #endif
     }
 
     /// The Darwin notification of a suite's changes.
@@ -127,7 +101,7 @@ final class KeyValueObservations: @unchecked Sendable {
     // object keeps the trampoline it registers, and the token keeps this object.
     private let defaults: any KeyValueObservable
     /// The recheck each change heard schedules: coalesced, on a queue of the package's.
-    private let recheckSoon: Coalesced
+    private let recheckSoon: CoalescingRunner
     private let observed = Locked<(keys: Set<String>, isCancelled: Bool)>(([], false))
     #if canImport(ObjectiveC)
     fileprivate private(set) lazy var trampoline = KeyValueTrampoline(self)
@@ -135,7 +109,7 @@ final class KeyValueObservations: @unchecked Sendable {
 
     init(defaults: any KeyValueObservable, onChange: @escaping @Sendable () -> Void) {
         self.defaults = defaults
-        recheckSoon = Coalesced(on: .global(), onChange)
+        recheckSoon = CoalescingRunner(on: .global(), onChange)
     }
 
     /// Whether key-value observing can observe `key` as one key.

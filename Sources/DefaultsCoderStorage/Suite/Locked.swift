@@ -20,7 +20,7 @@ package final class Locked<State>: @unchecked Sendable {
 
 /// Runs `body` on `queue` after each `call()`, once for all the calls made while a run is
 /// waiting to start: a burst of changes heard costs one recheck.
-final class Coalesced: Sendable {
+final class CoalescingRunner: Sendable {
     private let isPending = Locked(false)
     private let queue: DispatchQueue
     private let body: @Sendable () -> Void

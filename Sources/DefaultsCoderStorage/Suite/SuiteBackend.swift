@@ -54,6 +54,23 @@ package protocol SuiteBackend: AnyObject, Sendable {
 
     /// Moves an unreadable file aside, under the suite's lock; `nil` when there is none.
     func moveUnreadableFileAside(of defaults: UserDefaults) throws -> URL?
+
+    /// Whether the suite is known by its name or its file, rather than by one object.
+    var isNamed: Bool { get }
+
+    /// Whether `spelled`, the path a suite object's name led to when it was first seen,
+    /// still leads to this suite (a symbolic link may be pointed elsewhere since).
+    func isStill(at spelled: String) -> Bool
+
+    /// Starts hearing the changes other processes make to the suite: `onChange` runs on a
+    /// queue of the package's, `onFailure` says once that hearing fell back to something
+    /// poorer. `nil` where the backend hears nothing of other processes.
+    func watchOtherProcesses(
+        onFailure: @escaping @Sendable (DefaultsSuiteError) -> Void, _ onChange: @escaping @Sendable () -> Void
+    ) -> (any ExternalChangesToken)?
+
+    /// Tells other processes that the package changed the suite.
+    func announceToOtherProcesses()
 }
 
 /// Which backend the suites of this process use.
@@ -74,6 +91,24 @@ enum SuiteBackendKind: String, Sendable {
         return .preferences
         #endif
     }()
+
+    /// The backend of the suite `name` (`nil`: the app's own): the identity suites are
+    /// shared by, the path the suite's file is spelled by (the file backend's), and how
+    /// to make the backend when no suite of that identity exists yet.
+    func backend(ofSuiteNamed name: String?) -> (identity: String, spelled: String?, make: () -> any SuiteBackend) {
+        #if os(Linux)
+        if self == .file {
+            let spelled = SuiteFile.spelledPath(of: name)
+            let file = SuiteFile.named(name)
+            return ("file:" + file.path, spelled, { file })
+        }
+        #endif
+        let domain = name ?? SuiteName.application
+        return ("preferences:" + domain, nil, { PreferencesBackend(name: domain) })
+    }
+
+    /// The backend of a suite whose name cannot be learned: known by its object alone.
+    static func unnamed() -> any SuiteBackend { PreferencesBackend(name: nil) }
 }
 
 /// A suite kept by `UserDefaults` alone. Reads of its own values go through
@@ -107,6 +142,31 @@ final class PreferencesBackend: SuiteBackend {
     var identity: String { name ?? "UserDefaults suite" }
 
     var readsBeforeChanging: Bool { false }
+
+    var isNamed: Bool { name != nil }
+
+    func isStill(at spelled: String) -> Bool { true }
+
+    func watchOtherProcesses(
+        onFailure: @escaping @Sendable (DefaultsSuiteError) -> Void, _ onChange: @escaping @Sendable () -> Void
+    ) -> (any ExternalChangesToken)? {
+        guard let name else { return nil }
+        #if os(Linux)
+        // What stands in for `cfprefsd` and its notifications here: the file Foundation
+        // keeps the suite in.
+        return FileWatcher.shared.watch(SuiteFile.named(name).path, onFailure: onFailure, onChange)
+        #elseif canImport(notify)
+        return DarwinNotifications.observe(ExternalChanges.notificationName(name), onChange)
+        #else
+        return nil
+        #endif
+    }
+
+    func announceToOtherProcesses() {
+        #if canImport(notify)
+        if let name { DarwinNotifications.post(ExternalChanges.notificationName(name)) }
+        #endif
+    }
 
     package func withLock<R>(acrossProcesses: Bool, _ body: () throws -> R) throws -> R {
         // A suite of unknown name has no lock file to share: this process's turn only.

@@ -99,7 +99,7 @@ final class FileWatcher: @unchecked Sendable {
         _ path: String, onFailure: @escaping @Sendable (DefaultsSuiteError) -> Void = { _ in }, _ onChange: @escaping @Sendable () -> Void
     ) -> any ExternalChangesToken {
         let id = UUID()
-        let fire = Coalesced(on: DispatchQueue(label: "DefaultsCoder.FileWatcher.watch"), onChange).call
+        let fire = CoalescingRunner(on: DispatchQueue(label: "DefaultsCoder.FileWatcher.watch"), onChange).call
         let failures = state.withLock { state -> [(@Sendable (DefaultsSuiteError) -> Void, DefaultsSuiteError)] in
             startIfNeeded(&state)
             state.registrations[id] = Registration(path: path, fire: fire, onFailure: onFailure, places: [], stamp: Self.stamp(of: path))
