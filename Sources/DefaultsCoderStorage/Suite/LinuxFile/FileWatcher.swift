@@ -72,6 +72,8 @@ final class FileWatcher: @unchecked Sendable {
         var registrations: [UUID: Registration] = [:]
         var directories: [String: Directory] = [:]
         var byWatch: [Int32: String] = [:]
+        /// How many inotify watches were added (the tests count them).
+        var watchesAdded = 0
     }
 
     private let state = Locked(State())
@@ -162,13 +164,14 @@ final class FileWatcher: @unchecked Sendable {
         guard var directory = state.directories[place.directory] else { return }
         directory.files[place.name]?.remove(id)
         if directory.files[place.name]?.isEmpty == true { directory.files[place.name] = nil }
-        if directory.files.isEmpty {
-            if let watch = directory.watch {
-                inotify_rm_watch(state.descriptor, watch)
-                state.byWatch[watch] = nil
-            }
+        if directory.files.isEmpty, directory.watch == nil {
             state.directories[place.directory] = nil
         } else {
+            // A directory heard through inotify stays watched once no file of it is:
+            // adding a watch makes the kernel walk every entry it has cached of the
+            // directory, and an app (or a test run) that starts and stops observing
+            // would pay that walk each time. Its events, with no file to call, are read
+            // and dropped.
             state.directories[place.directory] = directory
         }
     }
@@ -182,6 +185,7 @@ final class FileWatcher: @unchecked Sendable {
             | UInt32(IN_DELETE_SELF) | UInt32(IN_MOVE_SELF)
         let watch = inotify_add_watch(state.descriptor, directory, mask)
         guard watch >= 0 else { return }
+        state.watchesAdded += 1
         state.directories[directory]?.watch = watch
         state.byWatch[watch] = directory
     }
@@ -235,8 +239,13 @@ final class FileWatcher: @unchecked Sendable {
             for watch in lostDirectories {
                 guard let path = state.byWatch.removeValue(forKey: watch) else { continue }
                 inotify_rm_watch(state.descriptor, watch)
+                guard let files = state.directories[path]?.files, !files.isEmpty else {
+                    // Kept only for its watch: nothing to poll it for.
+                    state.directories[path] = nil
+                    continue
+                }
                 state.directories[path]?.watch = nil
-                for files in state.directories[path]?.files.values ?? [:].values { ids.formUnion(files) }
+                for registered in files.values { ids.formUnion(registered) }
                 startPolling(&state)
             }
             // A link may point elsewhere now.
@@ -300,6 +309,12 @@ final class FileWatcher: @unchecked Sendable {
     }
 
     // MARK: - Tests
+
+    /// How many directory watches inotify was asked for and gave.
+    var watchesAdded: Int { state.withLock { $0.watchesAdded } }
+
+    /// Whether the watcher holds nothing for `directory`: no watch, and no poll.
+    func isLetGo(_ directory: String) -> Bool { state.withLock { $0.directories[directory] == nil } }
 
     /// Stops reading inotify's queue until `resume()`, so that a test can overflow it.
     func suspendReading() {

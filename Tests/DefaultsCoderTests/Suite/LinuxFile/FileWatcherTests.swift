@@ -65,6 +65,42 @@ struct FileWatcherTests {
         #expect(await eventually(within: 10) { calls.withLock { $0 } >= 1 })
     }
 
+    @Test("watching a directory's file again after the last watch stopped asks inotify for no new watch, and hears a change")
+    func watchKeptAcrossStops() async throws {
+        let scratch = try Scratch()
+        let file = scratch.path("suite.plist")
+        try "a".write(toFile: file, atomically: false, encoding: .utf8)
+        let watcher = FileWatcher()
+        for _ in 0..<5 { watcher.watch(file) {}.cancel() }
+        let calls = Locked(0)
+        let token = watcher.watch(file) { calls.withLock { $0 += 1 } }
+        defer { token.cancel() }
+        #expect(watcher.watchesAdded == 1)
+        try rewrite(file, "b")
+        #expect(await eventually(within: 10) { calls.withLock { $0 } >= 1 })
+    }
+
+    @Test("a directory kept watched with no file watched is let go when it is removed, and watched anew when a file of it is")
+    func keptDirectoryRemoved() async throws {
+        let scratch = try Scratch()
+        let directory = scratch.path("config")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let file = directory + "/suite.plist"
+        let watcher = FileWatcher()
+        watcher.watch(file) {}.cancel()
+        try FileManager.default.removeItem(atPath: directory)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        // The removal is read once the watcher's queue gets to it; until then the old
+        // watch stands, and a new watch is heard through it.
+        let calls = Locked(0)
+        #expect(await eventually(within: 10) { watcher.isLetGo(directory) })
+        let token = watcher.watch(file) { calls.withLock { $0 += 1 } }
+        defer { token.cancel() }
+        #expect(watcher.watchesAdded == 2)
+        try "b".write(toFile: file, atomically: false, encoding: .utf8)
+        #expect(await eventually(within: 10) { calls.withLock { $0 } >= 1 })
+    }
+
     @Test("a watched directory removed and made again is watched again: a change after it is heard")
     func directoryMadeAgain() async throws {
         let scratch = try Scratch()
