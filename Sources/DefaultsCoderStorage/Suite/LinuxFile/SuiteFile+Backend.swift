@@ -28,11 +28,30 @@ extension SuiteFile: SuiteBackend {
     package func watchOtherProcesses(
         onFailure: @escaping @Sendable (DefaultsSuiteError) -> Void, _ onChange: @escaping @Sendable () -> Void
     ) -> (any ExternalChangesToken)? {
-        // Every change of the file is rechecked, this process's own writes too: the feed
-        // compares what it reads with what it published, so a write already published
-        // costs a read and publishes nothing. (Skipping a file "as last seen" lost
-        // another process's write that a read here saw first.)
-        FileWatcher.shared.watch(path, onFailure: onFailure, onChange)
+        // A change of the file is rechecked unless the file holds the bytes this
+        // process last wrote and no other writer's change is waiting: this process
+        // published its own change as it wrote it, and a recheck reads every observed
+        // key. (A file skipped "as last seen by a read" lost another process's write
+        // that the read saw first: only writes count here.)
+        FileWatcher.shared.watch(path, onFailure: onFailure) { [self] in
+            if isOwnLastWrite() { return }
+            onChange()
+        }
+    }
+
+    /// Whether the file holds the bytes of this process's last write, with no other
+    /// writer's change unheard; otherwise, the recheck that follows hears them all.
+    func isOwnLastWrite() -> Bool {
+        guard let written = ownWrites.withLock({ $0.isOthersUnheard ? nil : $0.lastWritten }) else {
+            ownWrites.withLock { $0.isOthersUnheard = false }
+            return false
+        }
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        guard let bytes = Base.contents(of: descriptor), bytes.elementsEqual(written) else { return false }
+        // A write recorded since the look began may have found another writer's bytes.
+        return ownWrites.withLock { !$0.isOthersUnheard }
     }
 
     package func announceToOtherProcesses() {}
@@ -61,6 +80,9 @@ extension SuiteFile: SuiteBackend {
         guard let written = replaced else {
             throw DefaultsSuiteError(operation: .write, path: path, reason: "another file was put in its place during each of eight attempts to write it")
         }
+        // Nothing written, and nothing to make good unless another thread rewrote the
+        // file in place meanwhile (then it is checked below, as after a write).
+        if !written.isReplaced, let base, !base.readAgain(parse: parse) { return }
         // Nothing is unsaved now (the change began with `synchronize()`), unless another
         // thread set a value since: this writes it over the new file, or only empties
         // Foundation's cache, so that the next read loads the new file. It also waits

@@ -80,16 +80,24 @@ extension SuiteFile {
         if entries.isEmpty {
             // The mode stays for the next write: a suite emptied and written again keeps it.
             if exists { mode.withLock { $0 = existing.st_mode & 0o7777 } }
+            ownWrites.withLock { $0.record(base: base?.bytes, written: nil) }
             if unlink(destination) != 0 && errno != ENOENT { throw DefaultsSuiteError.system(.write, destination, errno: errno) }
             known.withLock { $0 = nil }
             lastLook.withLock { $0 = nil }
-            return (values, nil)
+            return (values, nil, isReplaced: true)
         }
         let data: Data
         do {
             data = try PropertyListXML.document(entries)
         } catch {
             throw DefaultsSuiteError(operation: .write, path: path, reason: error.description)
+        }
+        // A change that leaves every byte as the file holds them writes nothing, as
+        // Foundation's `synchronize()` of an unchanged value writes nothing: the bytes,
+        // not the values, are compared, so a value that Foundation would take for the
+        // same (`1` for `1.0`, another spelling of a key) is still written.
+        if let base, let bytes = base.bytes, exists, base.holds(data) {
+            return (values, bytes, isReplaced: false)
         }
         let temporary = destination == path ? temporaryPath : Self.sibling(of: destination, ".defaultscoder-new")
         // A file whose mode says no one writes it (or that this process may not write)
@@ -135,6 +143,9 @@ extension SuiteFile {
         // rename waits for this change to end, as it would have for the old file.
         let locked = failure == 0 && flock(descriptor, LOCK_EX | LOCK_NB) == 0 ? fcntl(descriptor, F_DUPFD_CLOEXEC, 0) : -1
         if close(descriptor) != 0 && failure == 0 { failure = errno }
+        // Recorded before the rename: the watcher may hear of it before this returns.
+        let bytes = Array(data)
+        if failure == 0 { ownWrites.withLock { $0.record(base: base?.bytes, written: bytes) } }
         if failure == 0 { failure = Self.move(temporary, to: destination, replacing: exists) }
         guard failure == 0 else {
             if locked >= 0 { close(locked) }
@@ -148,15 +159,14 @@ extension SuiteFile {
         // file there is still this write's.
         let renamed = identified ? stamp() : nil
         let stamped = renamed.flatMap { $0.isFile(of: Stamp(written)) ? $0 : nil }
-        let bytes = Array(data)
         known.withLock { $0 = stamped.map { Snapshot($0, .success(values), entries: entries, bytes: bytes) } }
         lastLook.withLock { $0 = nil }
-        return (values, bytes)
+        return (values, bytes, isReplaced: true)
     }
 
-    /// What a write put in the suite: its values, and its file's bytes (`nil` when it
-    /// removed the file).
-    typealias Written = (values: [String: Any], bytes: [UInt8]?)
+    /// What a write put in the suite: its values, its file's bytes (`nil` when it removed
+    /// the file), and whether it replaced the file (`false`: the file held those bytes).
+    typealias Written = (values: [String: Any], bytes: [UInt8]?, isReplaced: Bool)
 
     /// Puts the new file at `destination`: over the file there in one rename, or, where
     /// there was none, as a new link, which fails (`EEXIST`) when a file appeared there

@@ -128,6 +128,27 @@ package final class SuiteFile: @unchecked Sendable {
     /// When a read last looked for a problem with the file, and what it found.
     let lastLook = Locked<(time: Int64, problem: UnreadableDefaultsFile?)?>(nil)
 
+    /// What this process's package writes put in the file, so that hearing the file
+    /// changed costs a recheck of every observed key only when another writer changed it.
+    let ownWrites = Locked(OwnWrites())
+
+    struct OwnWrites {
+        /// The bytes of the file this process last renamed into place.
+        var lastWritten: [UInt8]?
+        /// Whether another writer changed the file since the last recheck began: a write
+        /// found other bytes than its own last ones. Its change publishes only its own
+        /// keys, so the other writer's are left for a recheck even when the file now
+        /// holds this process's bytes.
+        var isOthersUnheard = true
+
+        /// Records a write that replaced `base` (the bytes it read under the lock) with
+        /// `written`.
+        mutating func record(base: [UInt8]?, written: [UInt8]?) {
+            if base == nil || base != lastWritten { isOthersUnheard = true }
+            lastWritten = written
+        }
+    }
+
     /// What one read or write found. A class, not a tuple holding a `Result`: the enum's
     /// case would be kept in the spare bits of the dictionary's pointer, where
     /// LeakSanitizer does not see the pointer, and takes the values for leaked.

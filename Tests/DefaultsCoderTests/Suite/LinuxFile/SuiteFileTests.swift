@@ -603,3 +603,85 @@ final class HeldUpDefaults: UserDefaults {
         try? Data().write(to: file!)
     }
 }
+
+/// A value stored, and another written over it: whether the file's bytes change, and
+/// what the file holds after.
+struct RewrittenValue: @unchecked Sendable, CustomTestStringConvertible {
+    // Unchecked: constants, property-list trees that nothing mutates.
+    let name: String
+    let stored: (key: String, tree: Any)
+    let written: (key: String, tree: Any)
+    /// Whether the write replaces the file.
+    let replaces: Bool
+    /// Lines of the file after the write.
+    let lines: [String]
+
+    var testDescription: String { name }
+
+    static let all: [RewrittenValue] = [
+        RewrittenValue(name: "the same integer", stored: ("k", 1), written: ("k", 1), replaces: false, lines: ["<integer>1</integer>"]),
+        RewrittenValue(
+            name: "the same dictionary", stored: ("k", ["a": [1, "b"]]), written: ("k", ["a": [1, "b"]]), replaces: false,
+            lines: ["<key>a</key>", "<integer>1</integer>", "<string>b</string>"]),
+        RewrittenValue(
+            name: "the same date", stored: ("k", Date(timeIntervalSince1970: 0)), written: ("k", Date(timeIntervalSince1970: 0)), replaces: false,
+            lines: ["<date>1970-01-01T00:00:00Z</date>"]),
+        // Foundation takes these for the same value; their bytes differ.
+        RewrittenValue(name: "an integer over the real it equals", stored: ("k", 1.0), written: ("k", 1), replaces: true, lines: ["<integer>1</integer>"]),
+        RewrittenValue(name: "a Boolean over the integer 1", stored: ("k", 1), written: ("k", true), replaces: true, lines: ["<true/>"]),
+        RewrittenValue(
+            name: "a key of another spelling", stored: ("e\u{301}", 1), written: ("\u{e9}", 1), replaces: true,
+            lines: ["<key>e\u{301}</key>", "<key>\u{e9}</key>"]),
+        RewrittenValue(name: "another value", stored: ("k", 1), written: ("k", 2), replaces: true, lines: ["<integer>2</integer>"]),
+    ]
+}
+
+@Suite("SuiteFile writing", .enabled(if: Backend.isFile, "the file backend's"))
+struct SuiteFileWritingTests {
+    @Test(
+        "a write that leaves every byte of the file as it is writes nothing; one that changes a byte replaces the file, also where Foundation takes the values for the same",
+        arguments: RewrittenValue.all)
+    func unchangedBytes(_ row: RewrittenValue) throws {
+        let suite = TestSuite()
+        try DefaultsSuite.change([suite.defaults]) { try $0.set(row.stored.tree, forKey: row.stored.key) }
+        let path = suite.fileURL.path
+        var before = stat()
+        #expect(stat(path, &before) == 0)
+        let bytes = try Data(contentsOf: suite.fileURL)
+        try DefaultsSuite.change([suite.defaults]) { try $0.set(row.written.tree, forKey: row.written.key) }
+        var after = stat()
+        #expect(stat(path, &after) == 0)
+        #expect((after.st_ino != before.st_ino) == row.replaces)
+        let text = try String(contentsOf: suite.fileURL, encoding: .utf8)
+        if !row.replaces { #expect(Data(text.utf8) == bytes) }
+        // Line by line, scalar for scalar: `String` would take two spellings for one.
+        let lines = Set(text.split(separator: "\n").map { Array($0.trimmingCharacters(in: .whitespaces).unicodeScalars) })
+        for line in row.lines { #expect(lines.contains(Array(line.unicodeScalars)), "\(line)") }
+    }
+}
+
+@Suite("SuiteFile hearing", .enabled(if: Backend.isFile, "the file backend's"))
+struct SuiteFileHearingTests {
+    @Test(
+        "hearing the file changed rechecks the observed keys unless it holds this process's last write and no other writer's change went unheard, also when that write came after the other's"
+    )
+    func ownWritesSkipRecheck() throws {
+        let suite = TestSuite()
+        let file = try #require(DefaultsSuite.of(suite.defaults).file)
+        try suite.defaults.encode(1, forKey: "mine")
+        #expect(!file.isOwnLastWrite(), "the first hearing rechecks: nothing was heard before")
+        #expect(file.isOwnLastWrite(), "this process's write, published as it was written")
+        // Another writer rewrites the file in place, as Foundation's synchronize() does.
+        let other = try PropertyListSerialization.data(fromPropertyList: ["mine": 1, "theirs": 2], format: .xml, options: 0)
+        let handle = try FileHandle(forWritingTo: suite.fileURL)
+        try handle.truncate(atOffset: 0)
+        try handle.write(contentsOf: other)
+        try handle.close()
+        #expect(!file.isOwnLastWrite(), "the other writer's bytes")
+        // This process writes before the other writer's change is heard: the file holds
+        // this process's bytes, and "theirs" is still unheard.
+        try suite.defaults.encode(3, forKey: "mine")
+        #expect(!file.isOwnLastWrite(), "the other writer's change, still unheard")
+        #expect(file.isOwnLastWrite(), "heard once")
+    }
+}
