@@ -1,6 +1,6 @@
-// Every decision of the sync engine, in one place: a key's value, its record and the
-// cloud's entry are read, and what wins is written locally as one change of the suite
-// with its record, and upwards as one entry.
+// A reconcile: each key's value, record and cloud entry are read, what wins is decided
+// (`SyncDecision`), and written locally as one change of the suite with the records,
+// and upwards as one entry each.
 
 import DefaultsCoder
 import DefaultsCoderStorage
@@ -48,37 +48,20 @@ extension CloudSync {
                         heldBack.append(CloudSyncError(key: key, problem: .unstorableRemoteValue))
                         remote = nil
                     }
-                    if let remote { syncClock.saw(remote.stamp) }
-                    // What this device holds: its record, or an edit made since.
-                    var record: SyncRecord?
-                    if let recorded, sameStoredValue(current, recorded.value) {
-                        record = recorded
-                    } else if recorded != nil || (heardEdits && current != nil) {
-                        record = SyncRecord(stamp: syncClock.stamp(now: clock()), value: current, state: .pending)
-                    } else if let current {
-                        record = SyncRecord(stamp: .adopted(by: syncClock.device), value: current, state: .pending)
-                    }
-                    var next = record
-                    // After an account change the new account's values win, except over an
-                    // edit still to go up (one made while signed out, say): stamps decide
-                    // for it, as they would had sign-in been found by `refresh()`.
-                    let isEdit = record.map { $0.state == .pending && !$0.isAdoptedOnly } ?? false
-                    let takesAccount = accountChanged && !isEdit
-                    if recordOnly {
-                        // The edit, recorded; nothing else until the store can sync.
-                    } else if let remote, takesAccount || record.map({ $0.isAdoptedOnly || remote.outranks($0.stamp, value: $0.value) }) ?? true {
-                        if !sameStoredValue(current, remote.value) {
-                            try values.set(remote.value, forKey: key)
-                            applied[key] = .some(remote.value)
+                    var decision = SyncDecision.decide(
+                        current: current, recorded: recorded, remote: remote, heardEdits: heardEdits, accountChanged: accountChanged,
+                        recordOnly: recordOnly, clock: &syncClock, now: clock)
+                    switch decision.action {
+                    case .keep:
+                        break
+                    case .takeRemote:
+                        let value = remote?.value
+                        if !sameStoredValue(current, value) {
+                            try values.set(value, forKey: key)
+                            applied[key] = .some(value)
                         }
-                        next = SyncRecord(stamp: remote.stamp, value: remote.value, state: .synced)
-                    } else if takesAccount {
-                        next?.state = .localOnly
-                    } else if var mine = record, !(remote.map { $0.stamp == mine.stamp && sameStoredValue($0.value, mine.value) } ?? false),
-                        mine.state == .pending || mine.state == .synced
-                    {
-                        // Remote is absent or older: this device's value goes up (again,
-                        // when an upload was discarded).
+                    case .upload:
+                        guard var mine = decision.record else { break }
                         let entry = CloudEntry(stamp: mine.stamp, value: mine.value)
                         if usage == nil { usage = CloudUsage(store.dictionaryRepresentation) }
                         if let problem = usage!.problem(storing: entry.cloudValue, forKey: key, within: limits) {
@@ -89,12 +72,9 @@ extension CloudSync {
                             uploads.append((key, entry))
                             mine.state = .synced
                         }
-                        next = mine
-                    } else if var mine = record, mine.stamp == remote?.stamp, mine.state == .pending {
-                        mine.state = .synced
-                        next = mine
+                        decision.record = mine
                     }
-                    if let next, !next.isSame(as: recorded) { try values.set(next.stored, forKey: SyncRecord.key(for: key)) }
+                    if let next = decision.record, !next.isSame(as: recorded) { try values.set(next.stored, forKey: SyncRecord.key(for: key)) }
                 }
                 if storedClock == nil || syncClock.last != clockBefore { try values.set(syncClock.stored, forKey: SyncClock.key) }
                 // Noted before the change is published, which happens once it is written.
