@@ -31,6 +31,12 @@ let usersTree = try encoder.encode(users)!
 let settingsTree = try encoder.encode(settings)!
 // Each competitor decodes the tree its own encoder made, as in the benchmarks.
 let handUsersTree = HandWritten.encode(users)
+// The big trees, made only for their workloads (and before the rounds).
+let isBig = arguments[1].hasPrefix("records") || arguments[1].hasPrefix("plist")
+let recordsTree: Any = isBig ? try encoder.encode(records)! : [Any]()
+let handRecordsTree: Any = isBig ? HandWritten.encode(records) : [Any]()
+let floorRecordsTree: Any = isBig ? try FloorEncoder.encode(records)! : [Any]()
+if arguments[1].hasPrefix("plist") { _ = parsedRecords }
 let handSettingsTree = HandWritten.encode(settings)
 let floorUsersTree = try FloorEncoder.encode(users)!
 let floorSettingsTree = try FloorEncoder.encode(settings)!
@@ -68,10 +74,30 @@ let storedTree = swiftTree(defaults.object(forKey: "native")!)
 let foundationTree = defaults.object(forKey: "native")!
 defaults.set(try PropertyListEncoder().encode(settings), forKey: "blob")
 defaults[DefaultsKey<Settings?>("typed")] = settings
+// Two values in turn, for writes that change what is stored (Foundation writes nothing
+// for a value it already holds, and neither does the package).
+var otherSettings = settings
+otherSettings.launchCount += 1
+let alternating = [settings, otherSettings]
+var turn = 0
+// 1 or 1,000 observers of other keys, for the workloads that measure what they add to a write
+// (the hearing of each write on the watcher's thread included: instruction counts and
+// CPU time take every thread).
+let othersObserved = (0..<(["defaults-write-others-observed": 1_000, "defaults-write-other-observed": 1][arguments[1]] ?? 0)).map { index in
+    defaults.observe(DefaultsKey<Int?>("other.\(index)")) { _, new in _ = new }
+}
 
 for _ in 0..<rounds {
     switch arguments[1] {
     case "users-encode": sink &+= (try encoder.encode(users) as? [Any])?.count ?? 0
+    case "records-encode": sink &+= (try encoder.encode(records) as? [Any])?.count ?? 0
+    case "records-encode-hand": sink &+= HandWritten.encode(opaque(records)).count
+    case "records-decode": sink &+= keep(try decoder.decode([User].self, from: recordsTree))
+    case "records-encode-floor": sink &+= keep(try FloorEncoder.encode(opaque(records)))
+    case "records-decode-floor": sink &+= keep(try FloorDecoder.decode([User].self, from: opaque(floorRecordsTree)))
+    case "records-decode-hand": sink &+= keep(try HandWritten.decodeUsers(opaque(handRecordsTree)))
+    case "plist-decode": sink &+= keep(try decoder.decode([User].self, from: parsedRecords))
+    case "plist-decode-hand": sink &+= keep(try HandWritten.decodeUsers(opaque(parsedRecords)))
     case "users-decode": sink &+= keep(try decoder.decode([User].self, from: usersTree))
     case "settings-encode":
         for _ in 0..<50 { sink &+= (try encoder.encode(settings) as? [String: Any])?.count ?? 0 }
@@ -113,6 +139,17 @@ for _ in 0..<rounds {
         for _ in 0..<10 { sink &+= defaults[typed]?.retries ?? 0 }
     case "defaults-write":
         for _ in 0..<10 { try defaults.encode(settings, forKey: "native") }
+    case "defaults-write-changing", "defaults-write-other-observed", "defaults-write-others-observed":
+        for _ in 0..<10 {
+            turn += 1
+            try defaults.encode(alternating[turn % 2], forKey: "native")
+        }
+    case "defaults-blob-write-changing":
+        for _ in 0..<10 {
+            turn += 1
+            defaults.set(try PropertyListEncoder().encode(alternating[turn % 2]), forKey: "blob")
+            defaults.synchronize()
+        }
     case "defaults-set-tree":
         // Foundation's own write of the same tree, as the package writes it.
         for _ in 0..<10 {
@@ -137,4 +174,5 @@ for _ in 0..<rounds {
         exit(2)
     }
 }
+for observation in othersObserved { observation.cancel() }
 print(sink)

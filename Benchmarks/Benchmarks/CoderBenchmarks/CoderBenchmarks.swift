@@ -159,6 +159,42 @@ let benchmarks: @Sendable () -> Void = {
         "Settings ratio decode: KeyValueCoder ÷ HandWritten", { blackHole(try KeyValueDecoder().decode(Settings.self, from: settingsTree.value)) },
         { blackHole(try HandWritten.decodeSettings(handSettingsTree.value)) })
 
+    // Big trees (issue 54): 10,000 records, and the same from a 5 MB plist Foundation
+    // parsed. The bytes malloc'd per iteration bound the memory a coder's peak adds:
+    // the hand-written encode's are the tree's own.
+    let big: [BenchmarkMetric] = [.wallClock, .mallocCountTotal, .mallocBytesCount]
+    let bigConfiguration = Benchmark.Configuration(metrics: big, maxDuration: .seconds(2), maxIterations: 200)
+    let recordsTree = Tree(value: try! KeyValueEncoder().encode(records)!)
+    let handRecordsTree = Tree(value: HandWritten.encode(records))
+    let plistTree = Tree(value: parsedRecords)
+    Benchmark("Records 10,000 encode: KeyValueCoder", configuration: bigConfiguration) { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(try KeyValueEncoder().encode(records)) }
+    }
+    Benchmark("Records 10,000 encode: HandWritten", configuration: bigConfiguration) { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(HandWritten.encode(records)) }
+    }
+    Benchmark("Records 10,000 decode: KeyValueCoder", configuration: bigConfiguration) { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(try KeyValueDecoder().decode([User].self, from: recordsTree.value)) }
+    }
+    Benchmark("Records 10,000 decode: HandWritten", configuration: bigConfiguration) { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(try HandWritten.decodeUsers(handRecordsTree.value)) }
+    }
+    Benchmark("Plist 5 MB decode: KeyValueCoder", configuration: bigConfiguration) { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(try KeyValueDecoder().decode([User].self, from: plistTree.value)) }
+    }
+    Benchmark("Plist 5 MB decode: HandWritten", configuration: bigConfiguration) { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(try HandWritten.decodeUsers(plistTree.value)) }
+    }
+    ratio(
+        "Records 10,000 ratio encode: KeyValueCoder ÷ HandWritten", { blackHole(try KeyValueEncoder().encode(records)) },
+        { blackHole(HandWritten.encode(records)) }, maxIterations: 200)
+    ratio(
+        "Records 10,000 ratio decode: KeyValueCoder ÷ HandWritten", { blackHole(try KeyValueDecoder().decode([User].self, from: recordsTree.value)) },
+        { blackHole(try HandWritten.decodeUsers(handRecordsTree.value)) }, maxIterations: 200)
+    ratio(
+        "Plist 5 MB ratio decode: KeyValueCoder ÷ HandWritten", { blackHole(try KeyValueDecoder().decode([User].self, from: plistTree.value)) },
+        { blackHole(try HandWritten.decodeUsers(plistTree.value)) }, maxIterations: 200)
+
     // The floor of Codable itself: a minimal coder of the same trees (FloorCoders.swift)
     // against the hand-written code, and this package against that floor.
     let floorUsersTree = Tree(value: try! FloorEncoder.encode(users)!)
@@ -264,6 +300,43 @@ let benchmarks: @Sendable () -> Void = {
         {
             defaults.set(storedTree, forKey: "foundation")
             defaults.synchronize()
+        })
+    // Against the Data-blob habit (issue 54): each side in a suite of its own, of the
+    // same 20 keys and its value, so that neither reads the file the other just wrote.
+    // The same value each time, which both leave unwritten, and two values in turn,
+    // which both write.
+    func suiteOfItsOwn(_ name: String, _ value: (UserDefaults) throws -> Void) -> UserDefaults {
+        let own = UserDefaults(suiteName: name)!
+        own.removePersistentDomain(forName: name)
+        for index in 0..<20 { own.set("filler \(index)", forKey: "filler.\(index)") }
+        try! value(own)
+        own.synchronize()
+        return own
+    }
+    let packageSuite = suiteOfItsOwn(suite + "-package") { try $0.encode(settings, forKey: "settings") }
+    let blobSuite = suiteOfItsOwn(suite + "-blob") { $0.set(try PropertyListEncoder().encode(settings), forKey: "settings") }
+    ratio(
+        "Settings defaults ratio write: encode(_:forKey:) ÷ set(PropertyListEncoder Data) + synchronize",
+        { try packageSuite.encode(settings, forKey: "settings") },
+        {
+            blobSuite.set(try PropertyListEncoder().encode(settings), forKey: "settings")
+            blobSuite.synchronize()
+        })
+    var otherSettings = settings
+    otherSettings.launchCount += 1
+    let alternating = [settings, otherSettings]
+    // A turn of each side's own: which side runs first alternates.
+    nonisolated(unsafe) var turns = (package: 0, blob: 0)
+    ratio(
+        "Settings defaults ratio write, a changed value: encode(_:forKey:) ÷ set(PropertyListEncoder Data) + synchronize",
+        {
+            turns.package += 1
+            try packageSuite.encode(alternating[turns.package % 2], forKey: "settings")
+        },
+        {
+            turns.blob += 1
+            blobSuite.set(try PropertyListEncoder().encode(alternating[turns.blob % 2]), forKey: "settings")
+            blobSuite.synchronize()
         })
     // The floor of a crash-safe write on this file system: the same bytes, bare system
     // calls only (`FileFloor.swift`).

@@ -23,6 +23,14 @@ struct User: Codable, Equatable {
 /// 1,000 users; every third `nickname` is nil; three tags each.
 let users: [User] = (0..<1_000).map(makeUser)
 
+/// Big trees (issue 54): 10,000 users, as the coder meets them when used on its own.
+let records: [User] = (0..<10_000).map(makeUser)
+
+/// The records as an XML property list (about 5 MB), and the tree Foundation parses from
+/// it: what an app that reads a plist file hands the decoder. (Unsafe: never mutated.)
+let recordsPlist = try! PropertyListSerialization.data(fromPropertyList: HandWritten.encode(records), format: .xml, options: 0)
+nonisolated(unsafe) let parsedRecords: Any = try! PropertyListSerialization.propertyList(from: recordsPlist, format: nil)
+
 func makeUser(_ i: Int) -> User {
     let tags: [String] = ["tag\(i % 7)", "group\(i % 5)", "all"]
     let address = Address(street: "\(i) Main Street", city: "Springfield", zip: 10_000 + i)

@@ -98,7 +98,10 @@ struct SyncDecisionTests {
         let unchanged = SyncRecord(stamp: DecisionCase.mine, value: 1, state: .synced)
         _ = SyncDecision.decide(
             current: 1, recorded: unchanged, remote: nil, heardEdits: true, accountChanged: false, recordOnly: false, clock: &clock,
-            now: { Issue.record("asked for the time"); return Date() })
+            now: {
+                Issue.record("asked for the time")
+                return Date()
+            })
         #expect(clock.last == SyncStamp(time: 0, device: ""))
     }
 }
