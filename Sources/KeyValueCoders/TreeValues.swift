@@ -73,7 +73,7 @@ package func flattenOptional(_ value: Any) -> Any? {
 
 /// The array types both coders pass through whole. Computed: `[String].self` reads
 /// the metadata through its accessor's cache, which costs less than the once-check of a
-/// `static let` at every value (`Benchmarks/README.md`, performance III).
+/// `static let` at every value (measured in the history of `Benchmarks/README.md`).
 enum PrimitiveArrays {
     static var strings: Any.Type { [String].self }
     static var ints: Any.Type { [Int].self }

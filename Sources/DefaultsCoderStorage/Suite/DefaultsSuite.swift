@@ -376,7 +376,7 @@ private final class SuiteOfObject: @unchecked Sendable {
     // while this entry lives, so a lookup by address needs no check. A weak reference's
     // load was much of what an absent key's read added to Foundation's (it goes through
     // the object's side table, as every reference count of a weakly referenced object
-    // does; Benchmarks/README.md, "Typed reads").
+    // does; measured in the history of Benchmarks/README.md).
     private unowned(safe) let memory: UserDefaults
     #endif
 
