@@ -660,6 +660,7 @@ struct SuiteFileWritingTests {
     }
 }
 
+#if !canImport(Darwin)
 @Suite("SuiteFile hearing", .enabled(if: Backend.isFile, "the file backend's"))
 struct SuiteFileHearingTests {
     @Test(
@@ -685,3 +686,4 @@ struct SuiteFileHearingTests {
         #expect(file.isOwnLastWrite(), "heard once")
     }
 }
+#endif
