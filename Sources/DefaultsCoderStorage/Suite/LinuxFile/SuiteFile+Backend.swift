@@ -42,10 +42,16 @@ extension SuiteFile: SuiteBackend {
     /// Whether the file holds the bytes of this process's last write, with no other
     /// writer's change unheard; otherwise, the recheck that follows hears them all.
     func isOwnLastWrite() -> Bool {
-        guard let written = ownWrites.withLock({ $0.isOthersUnheard ? nil : $0.lastWritten }) else {
-            ownWrites.withLock { $0.isOthersUnheard = false }
-            return false
+        // One look at the record: a recheck follows whenever this says no, so what it
+        // reads is heard and the mark can go.
+        let written = ownWrites.withLock { state -> [UInt8]? in
+            guard !state.isOthersUnheard, let written = state.lastWritten else {
+                state.isOthersUnheard = false
+                return nil
+            }
+            return written
         }
+        guard let written else { return false }
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return false }
         defer { close(descriptor) }
