@@ -53,13 +53,12 @@ public final class CloudSync: @unchecked Sendable {
     let clock: @Sendable () -> Date
     private let refreshesWhenActive: Bool
     let state = Locked(State())
+    /// The engine's events, handed over one at a time.
+    private let delivery = SerialDelivery<Event>(merge: CloudSync.merge)
 
     struct State {
         var keys: [String] = []
         var status = Status.stopped
-        var queue: [Event] = []
-        var isDraining = false
-        var waiters: [CheckedContinuation<Void, Never>] = []
         var subscriber: FeedSubscriber?
         var storeSubscription: CloudStoreSubscription?
         var activation: AppActivation.Observation?
@@ -224,7 +223,6 @@ public final class CloudSync: @unchecked Sendable {
                 state.storeSubscription = nil
                 state.activation = nil
                 state.status = .stopped
-                state.queue = []
             }
             return (state.subscriber, state.storeSubscription, state.activation)
         }
@@ -246,50 +244,27 @@ public final class CloudSync: @unchecked Sendable {
     /// heard so far has been reconciled. A retry scheduled after discarded writes is not
     /// waited for.
     public func waitUntilIdle() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let isIdle = state.withLock { state in
-                guard state.isDraining || !state.queue.isEmpty else { return true }
-                state.waiters.append(continuation)
-                return false
-            }
-            if isIdle { continuation.resume() }
-        }
+        await delivery.waitUntilIdle()
     }
 
     // MARK: - Events
 
-    /// Queues `event`, and handles the queue on this thread unless another thread is:
-    /// events are handled one at a time, in the order they came.
+    /// Queues `event`, and handles what is queued on this thread unless another thread
+    /// is: events are handled one at a time, in the order they came (local changes heard
+    /// in a row, together). A stopped engine queues nothing, and handles nothing it had
+    /// queued.
     func enqueue(_ event: Event) {
-        let drains = state.withLock { state -> Bool in
-            guard state.subscriber != nil else { return false }
-            state.queue.append(event)
-            guard !state.isDraining else { return false }
-            state.isDraining = true
-            return true
+        guard state.withLock({ $0.subscriber != nil }) else { return }
+        delivery.post(event) { event in
+            guard state.withLock({ $0.subscriber != nil }) else { return }
+            handle(event)
         }
-        guard drains else { return }
-        while true {
-            let (next, waiters) = state.withLock { state -> (Event?, [CheckedContinuation<Void, Never>]) in
-                guard !state.queue.isEmpty else {
-                    state.isDraining = false
-                    defer { state.waiters = [] }
-                    return (nil, state.waiters)
-                }
-                var next = state.queue.removeFirst()
-                // Local changes heard in a row are reconciled together.
-                while case .local(let keys) = next, case .local(let more)? = state.queue.first {
-                    state.queue.removeFirst()
-                    next = .local(keys + more.filter { !keys.contains($0) })
-                }
-                return (next, [])
-            }
-            guard let next else {
-                for waiter in waiters { waiter.resume() }
-                return
-            }
-            handle(next)
-        }
+    }
+
+    /// Two local changes heard in a row are reconciled as one.
+    private static func merge(_ first: Event, _ second: Event) -> Event? {
+        guard case .local(let keys) = first, case .local(let more) = second else { return nil }
+        return .local(keys + more.filter { !keys.contains($0) })
     }
 
     private func handle(_ event: Event) {

@@ -49,53 +49,24 @@ package final class ChangeFeed: @unchecked Sendable {
         case start(any ChangeSubscriber)
     }
 
-    /// One queued event, and what its handing over waits for: its own calls, and the
-    /// events that writes made in those calls queued (its children), which are handed
-    /// over right after it, before anything queued later.
-    fileprivate final class QueuedEvent {
-        // Read and written under `condition` only.
-        let event: Event
-        let parent: QueuedEvent?
-        /// Itself and its children not yet handed over.
-        var open = 1
-
-        init(_ event: Event, parent: QueuedEvent?) {
-            self.event = event
-            self.parent = parent
-            parent?.open += 1
-        }
-
-        var isDone: Bool { open == 0 }
-
-        /// Marks one of its own (itself or a child) as handed over.
-        func close() {
-            open -= 1
-            if open == 0 { parent?.close() }
-        }
-    }
+    /// One queued event of the feed's delivery.
+    fileprivate typealias QueuedEvent = SerialDelivery<Event>.QueuedEvent
 
     private struct State {
         var subscribers: [String: [ObjectIdentifier: any ChangeSubscriber]] = [:]
         /// The value last published for each key listened to: what every change is
         /// compared with, once, here.
         var published: [String: PublishedValue] = [:]
-        var queue: [QueuedEvent] = []
-        var first = 0
-        /// The thread handing events over, if any, the event it is handing over, and
-        /// where an event that a write in its calls queues goes.
-        var deliverer: pthread_t?
-        var current: QueuedEvent?
-        var insertion = 0
         var external: (any ExternalChangesToken)?
         /// Subscriptions under way: the feed stays among the live ones while any is.
         var joining = 0
         /// How many values were published: each published value's number.
         var publications = 0
 
-        /// Queues each of `read` whose value is not the one last published for its key,
-        /// and takes it as published. Returns what was queued.
-        mutating func publish(_ read: [KeyChange]) -> [QueuedEvent] {
-            var queued: [QueuedEvent] = []
+        /// Takes each of `read` whose value is not the one last published for its key as
+        /// published, and returns the events to queue for them.
+        mutating func publish(_ read: [KeyChange]) -> [Event] {
+            var events: [Event] = []
             for change in read {
                 let last = published[change.key]
                 if last?.isSame(as: change.stored) == true { continue }
@@ -103,23 +74,9 @@ package final class ChangeFeed: @unchecked Sendable {
                 published[change.key] = PublishedValue(change.stored, number: publications)
                 // A key first read here (its first subscriber is joining) is where
                 // everyone starts: no one heard anything else.
-                if last != nil, let targets = subscribers[change.key] { queued.append(append(.change(change, targets))) }
+                if last != nil, let targets = subscribers[change.key] { events.append(.change(change, targets)) }
             }
-            return queued
-        }
-
-        /// Queues `event`: last, or, when a call of the event being handed over on this
-        /// thread queues it, right after that event's earlier children.
-        mutating func append(_ event: Event) -> QueuedEvent {
-            guard let current, let deliverer, pthread_equal(deliverer, pthread_self()) != 0 else {
-                let ticket = QueuedEvent(event, parent: nil)
-                queue.append(ticket)
-                return ticket
-            }
-            let ticket = QueuedEvent(event, parent: current)
-            queue.insert(ticket, at: insertion)
-            insertion += 1
-            return ticket
+            return events
         }
     }
 
@@ -140,6 +97,9 @@ package final class ChangeFeed: @unchecked Sendable {
 
     private var state = State()
     private let condition = NSCondition()
+    /// Hands the queued events over, one at a time; queued under `condition`, so in the
+    /// order they were published.
+    private let delivery = SerialDelivery<Event>()
     private let backend: any SuiteBackend
     /// A live object of the suite, to read through.
     let anyObject: @Sendable () -> UserDefaults?
@@ -153,6 +113,11 @@ package final class ChangeFeed: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         return try body(&state)
+    }
+
+    /// Publishes `read` and queues its events, under the feed's lock.
+    private func publish(_ read: [KeyChange]) -> [QueuedEvent] {
+        withState { state in state.publish(read).map(delivery.enqueue) }
     }
 
     // MARK: - Subscribing
@@ -177,9 +142,9 @@ package final class ChangeFeed: @unchecked Sendable {
             for change in read { subscriber.begin(key: change.key, stored: change.stored) }
             return withState { state in
                 state.joining -= 1
-                var queued = state.publish(read)
+                var queued = state.publish(read).map(delivery.enqueue)
                 for key in keys { state.subscribers[key, default: [:]][ObjectIdentifier(subscriber)] = subscriber }
-                if initial { queued.append(state.append(.start(subscriber))) }
+                if initial { queued.append(delivery.enqueue(.start(subscriber))) }
                 let joined = keys.compactMap { key in state.published[key].map { (key, $0.number) } }
                 return (queued, Dictionary(joined, uniquingKeysWith: { first, _ in first }))
             }
@@ -249,17 +214,17 @@ package final class ChangeFeed: @unchecked Sendable {
         let listened = withState { state in
             state.subscribers.isEmpty ? [] : written.filter { state.subscribers[$0.key] != nil }
         }
-        guard !listened.isEmpty else { return Queued(tickets: []) }
+        guard !listened.isEmpty else { return Queued(events: []) }
         let changes = listened.map { key, tree in
             let stored = tree != nil && arguments[key] == nil ? tree : defaults.object(forKey: key)
             return KeyChange(key: key, stored: stored, isAnnounced: announcing)
         }
-        return Queued(tickets: withState { $0.publish(changes) })
+        return Queued(events: publish(changes))
     }
 
     /// Events a change queued, for `deliver(_:)`.
     struct Queued {
-        fileprivate let tickets: [QueuedEvent]
+        fileprivate let events: [QueuedEvent]
     }
 
     /// Publishes `key` anew when a reader found `stored` there, not the value last
@@ -278,8 +243,7 @@ package final class ChangeFeed: @unchecked Sendable {
         guard !current.isSame else { return current.number }
         let queued = backend.withProcessLock { () -> [QueuedEvent] in
             guard withState({ $0.subscribers[key] != nil }) else { return [] }
-            let read = readValues(of: [key], through: defaults)
-            return withState { $0.publish(read) }
+            return publish(readValues(of: [key], through: defaults))
         }
         deliver(queued)
         return publication(of: key)
@@ -301,8 +265,7 @@ package final class ChangeFeed: @unchecked Sendable {
             let keys = withState { listened($0) }
             guard !keys.isEmpty else { return [] }
             if reload { backend.reload(defaults) }
-            let read = readValues(of: keys, through: defaults)
-            return withState { $0.publish(read) }
+            return publish(readValues(of: keys, through: defaults))
         }
         deliver(queued)
     }
@@ -334,48 +297,26 @@ package final class ChangeFeed: @unchecked Sendable {
     /// itself: that thread's write returns only once its change was handed over, after
     /// the handler.
     func deliver(_ queued: Queued) {
-        deliver(queued.tickets)
+        deliver(queued.events)
     }
 
-    private func deliver(_ tickets: [QueuedEvent]) {
-        guard !tickets.isEmpty else { return }
-        condition.lock()
-        defer { condition.unlock() }
-        while !tickets.allSatisfy(\.isDone), let deliverer = state.deliverer {
-            if pthread_equal(deliverer, pthread_self()) != 0 { return }
-            condition.wait()
-        }
-        guard !tickets.allSatisfy(\.isDone) else { return }
-        state.deliverer = pthread_self()
-        while !tickets.allSatisfy(\.isDone) {
-            let ticket = state.queue[state.first]
-            state.first += 1
-            state.current = ticket
-            state.insertion = state.first
-            var targets: [any ChangeSubscriber] = []
-            if case .change(let change, let subscribers) = ticket.event, let current = state.subscribers[change.key] {
+    private func deliver(_ events: [QueuedEvent]) {
+        delivery.deliver(events) { event in
+            switch event {
+            case .change(let change, let subscribers):
                 // Not one that left since: it hears nothing queued after it left.
-                targets = subscribers.compactMap { current[$0.key] }
+                let targets = withState { state in
+                    state.subscribers[change.key].map { current in subscribers.compactMap { current[$0.key] } } ?? []
+                }
+                for subscriber in targets { subscriber.receive(change) }
+            case .start(let subscriber):
+                subscriber.start()
             }
-            condition.unlock()
-            switch ticket.event {
-            case .change(let change, _): for subscriber in targets { subscriber.receive(change) }
-            case .start(let subscriber): subscriber.start()
-            }
-            condition.lock()
-            state.current = nil
-            if state.first == state.queue.count { (state.queue, state.first) = ([], 0) }
-            ticket.close()
-            condition.broadcast()
         }
-        state.deliverer = nil
-        condition.broadcast()
     }
 
     /// Whether every queued event has been handed over and none is being handed over.
-    var isIdle: Bool {
-        withState { $0.deliverer == nil && $0.first == $0.queue.count }
-    }
+    var isIdle: Bool { delivery.isIdle }
 
     // MARK: - Other processes
 
