@@ -87,6 +87,9 @@ let othersObserved = (0..<(["defaults-write-others-observed": 1_000, "defaults-w
     defaults.observe(DefaultsKey<Int?>("other.\(index)")) { _, new in _ = new }
 }
 
+// A writer whose every change is handed to one observer of its key: the delivery's cost.
+let nativeObserved = arguments[1] == "defaults-write-changing-observed" ? defaults.observe(DefaultsKey<Settings?>("native")) { _, new in _ = new } : nil
+
 for _ in 0..<rounds {
     switch arguments[1] {
     case "users-encode": sink &+= (try encoder.encode(users) as? [Any])?.count ?? 0
@@ -139,7 +142,7 @@ for _ in 0..<rounds {
         for _ in 0..<10 { sink &+= defaults[typed]?.retries ?? 0 }
     case "defaults-write":
         for _ in 0..<10 { try defaults.encode(settings, forKey: "native") }
-    case "defaults-write-changing", "defaults-write-other-observed", "defaults-write-others-observed":
+    case "defaults-write-changing", "defaults-write-changing-observed", "defaults-write-other-observed", "defaults-write-others-observed":
         for _ in 0..<10 {
             turn += 1
             try defaults.encode(alternating[turn % 2], forKey: "native")
@@ -175,4 +178,5 @@ for _ in 0..<rounds {
     }
 }
 for observation in othersObserved { observation.cancel() }
+nativeObserved?.cancel()
 print(sink)
