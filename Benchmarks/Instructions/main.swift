@@ -80,6 +80,11 @@ var otherSettings = settings
 otherSettings.launchCount += 1
 let alternating = [settings, otherSettings]
 var turn = 0
+// Foundation's announcement of a change with 1 or 400 observed suites (issue 53).
+let announcedSuites = (0..<(["announce-1": 1, "announce-400": 400][arguments[1]] ?? 0)).map { index in
+    UserDefaults(suiteName: "defaults-coder-instructions-announced-\(index)")!
+}
+let announcedObservations = announcedSuites.map { $0.observe(DefaultsKey<Int?>("announced")) { _, new in _ = new } }
 // 1 or 1,000 observers of other keys, for the workloads that measure what they add to a write
 // (the hearing of each write on the watcher's thread included: instruction counts and
 // CPU time take every thread).
@@ -170,6 +175,8 @@ for _ in 0..<rounds {
         let observation = arguments[1] == "defaults-write-typed" ? nil : defaults.observe(typed) { _, new in _ = new }
         for _ in 0..<10 { defaults[typed] = settings }
         observation?.cancel()
+    case "announce-1", "announce-400":
+        for _ in 0..<10 { NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: announcedSuites[0]) }
     case "defaults-object":
         for _ in 0..<10 { sink &+= defaults.object(forKey: "native") == nil ? 0 : 1 }
     default:
@@ -177,6 +184,6 @@ for _ in 0..<rounds {
         exit(2)
     }
 }
-for observation in othersObserved { observation.cancel() }
+for observation in othersObserved + announcedObservations { observation.cancel() }
 nativeObserved?.cancel()
 print(sink)

@@ -19,6 +19,24 @@ extension ChangeFeed {
         for feed in feeds { feed.recheck() }
     }
 
+    /// Rechecks what Foundation announced a change of: the suite of `object` at once, and
+    /// every other observed suite once in the
+    /// background, however many announcements come meanwhile. An object's plain `set`
+    /// changes its own suite; what else an object may change (a volatile domain, a suite
+    /// added to its search list) may show in any suite, and is heard that much later.
+    /// Without an object, every suite is rechecked at once.
+    static func recheck(announcedBy object: Any?) {
+        guard let defaults = object as? UserDefaults else {
+            recheckAll()
+            return
+        }
+        DefaultsSuite.of(defaults).feed.recheck(through: defaults)
+        recheckOthers.call()
+    }
+
+    /// The background recheck of every feed, one for any number of announcements.
+    private static let recheckOthers = CoalescingRunner(on: DispatchQueue(label: "DefaultsCoder.ChangeFeed.recheckOthers"), recheckAll)
+
     // MARK: - Registrations
 
     /// The registrations made `withoutAnnouncing` that are being published, by number.
@@ -63,12 +81,12 @@ enum FoundationAnnouncements {
     static func listen() {
         observers.withLock { observers in
             guard observers.token == nil else { return }
-            observers.token = NotificationCenter.default.addObserver(forName: UserDefaults.didChangeNotification, object: nil, queue: nil) { _ in
+            observers.token = NotificationCenter.default.addObserver(forName: UserDefaults.didChangeNotification, object: nil, queue: nil) { notification in
                 // A change the package is writing on this thread (Apple's Foundation
                 // announces each of its `set(_:forKey:)` calls as it makes it) is
                 // published by the package once it is written whole.
                 if DefaultsSuite.isWriting { return }
-                ChangeFeed.recheckAll()
+                ChangeFeed.recheck(announcedBy: notification.object)
             }
             observers.activation = AppActivation.observe { ChangeFeed.recheckAll() }
         }

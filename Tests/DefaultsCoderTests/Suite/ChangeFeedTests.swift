@@ -276,6 +276,34 @@ struct ChangeFeedTests {
         for observation in observations { observation.cancel() }
     }
 
+    @Test(
+        "Foundation's announcement of a change through an object rechecks that object's suite at once and every other observed suite in the background, once for a burst"
+    )
+    func announcementRechecksItsSuite() async throws {
+        let (announced, other) = (TestSuite(), TestSuite())
+        let key = DefaultsKey<Int>(uniqueKey("announced"), default: 0)
+        let heard = Recorded<String>()
+        let observations = [announced, other].map { suite in
+            suite.defaults.observe(key, initial: false) { _, new in heard.append("\(suite === announced ? "announced" : "other") \(new)") }
+        }
+        // Plain writes of Foundation's that nothing announced (on Linux Foundation
+        // announces none; in the emulation of Apple's, this key is not observable).
+        announced.defaults.set(1, forKey: key.name)
+        other.defaults.set(2, forKey: key.name)
+        // What the announcements read on this task: the announced suite's key, once each.
+        let read = Recorded<[String]>()
+        let record: @Sendable ([String]) -> Void = { read.append($0) }
+        ChangeFeed.$keysRead.withValue(record) {
+            for _ in 0..<50 { NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: announced.defaults) }
+        }
+        #expect(read.values == Array(repeating: [key.name], count: 50))
+        #expect(heard.values.first == "announced 1")
+        // The other suite is rechecked in the background, and its change heard there.
+        #expect(await eventually(within: 10) { heard.values.contains("other 2") }, "\(heard.values)")
+        #expect(heard.values.sorted() == ["announced 1", "other 2"])
+        for observation in observations { observation.cancel() }
+    }
+
     @Test("a migration step that registers and observes, while other threads register and recheck its suite, finishes")
     func registrationInsideWrite() async throws {
         let suite = TestSuite()
