@@ -24,14 +24,16 @@ extension ChangeFeed {
     /// background, however many announcements come meanwhile. An object's plain `set`
     /// changes its own suite; what else an object may change (a volatile domain, a suite
     /// added to its search list) may show in any suite, and is heard that much later.
-    /// Without an object, every suite is rechecked at once.
+    /// Without an object, or with one the package has not met (its suite is not made
+    /// here: that would look for its file and lock), every suite is rechecked at once.
     static func recheck(announcedBy object: Any?) {
-        guard let defaults = object as? UserDefaults else {
+        guard let defaults = object as? UserDefaults, let suite = DefaultsSuite.known(defaults) else {
             recheckAll()
             return
         }
-        DefaultsSuite.of(defaults).feed.recheck(through: defaults)
-        recheckOthers.call()
+        suite.feed.recheck(through: defaults)
+        let othersObserved = live.withLock { $0.count > ($0[ObjectIdentifier(suite.feed)] == nil ? 0 : 1) }
+        if othersObserved { recheckOthers.call() }
     }
 
     /// The background recheck of every feed, one for any number of announcements.

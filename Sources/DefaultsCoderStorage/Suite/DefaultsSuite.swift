@@ -117,6 +117,13 @@ package final class DefaultsSuite: @unchecked Sendable {
         return suite
     }
 
+    /// The suite of `defaults` when the package has met the object, without making one
+    /// (which would look for its file and lock): for what only needs a suite that exists.
+    package static func known(_ defaults: UserDefaults) -> DefaultsSuite? {
+        guard let known = byObject.withLock({ $0[ObjectIdentifier(defaults)] }), known.isStill(defaults) else { return nil }
+        return known.suite
+    }
+
     /// The identity of the suite of `defaults`, the path its file is spelled by (the file
     /// backend's), and how to make its backend; `nil` when its name cannot be learned.
     private static func backend(of defaults: UserDefaults) -> (String, String?, () -> any SuiteBackend)? {
