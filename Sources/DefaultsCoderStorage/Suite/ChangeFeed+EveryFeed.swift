@@ -20,10 +20,10 @@ extension ChangeFeed {
     }
 
     /// Rechecks what Foundation announced a change of: the suite of `object` at once, and
-    /// every other observed suite once in the
-    /// background, however many announcements come meanwhile. An object's plain `set`
-    /// changes its own suite; what else an object may change (a volatile domain, a suite
-    /// added to its search list) may show in any suite, and is heard that much later.
+    /// every other observed suite in the background, once for the announcements of about
+    /// 20 ms. An object's plain `set` changes its own suite; what else an object may
+    /// change (a volatile domain, a suite added to its search list) may show in any
+    /// suite, and is heard that much later.
     /// Without an object, or with one the package has not met (its suite is not made
     /// here: that would look for its file and lock), every suite is rechecked at once.
     static func recheck(announcedBy object: Any?) {
@@ -36,8 +36,10 @@ extension ChangeFeed {
         if othersObserved { recheckOthers.call() }
     }
 
-    /// The background recheck of every feed, one for any number of announcements.
-    private static let recheckOthers = CoalescingRunner(on: DispatchQueue(label: "DefaultsCoder.ChangeFeed.recheckOthers"), recheckAll)
+    /// The background recheck of every feed: one for the announcements of 20 ms, so
+    /// that a stream of them keeps no thread busy rechecking.
+    private static let recheckOthers = CoalescingRunner(
+        on: DispatchQueue(label: "DefaultsCoder.ChangeFeed.recheckOthers"), after: .milliseconds(20), recheckAll)
 
     // MARK: - Registrations
 

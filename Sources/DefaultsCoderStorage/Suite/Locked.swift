@@ -23,10 +23,14 @@ package final class Locked<State>: @unchecked Sendable {
 final class CoalescingRunner: Sendable {
     private let isPending = Locked(false)
     private let queue: DispatchQueue
+    private let delay: DispatchTimeInterval
     private let body: @Sendable () -> Void
 
-    init(on queue: DispatchQueue, _ body: @escaping @Sendable () -> Void) {
+    /// A runner whose runs start `delay` after the first call they answer: the calls of
+    /// that span make one run, so that a steady stream of calls costs one run per span.
+    init(on queue: DispatchQueue, after delay: DispatchTimeInterval = .never, _ body: @escaping @Sendable () -> Void) {
         self.queue = queue
+        self.delay = delay
         self.body = body
     }
 
@@ -36,9 +40,10 @@ final class CoalescingRunner: Sendable {
             return !pending
         }
         guard first else { return }
-        queue.async { [isPending, body] in
+        let run = { @Sendable [isPending, body] in
             isPending.withLock { $0 = false }
             body()
         }
+        if delay == .never { queue.async(execute: run) } else { queue.asyncAfter(deadline: .now() + delay, execute: run) }
     }
 }
