@@ -20,10 +20,10 @@ extension ChangeFeed {
     }
 
     /// Rechecks what Foundation announced a change of: the suite of `object` at once, and
-    /// every other observed suite in the background, once for the announcements of about
-    /// 20 ms. An object's plain `set` changes its own suite; what else an object may
-    /// change (a volatile domain, a suite added to its search list) may show in any
-    /// suite, and is heard that much later.
+    /// every other observed suite in the background, once for the announcements of a
+    /// quarter of a second. An object's plain `set` changes its own suite; what else an
+    /// object may change (the registration or a volatile domain, another suite's
+    /// persistent domain) may show in any suite, and is heard that much later.
     /// Without an object, or with one the package has not met (its suite is not made
     /// here: that would look for its file and lock), every suite is rechecked at once.
     static func recheck(announcedBy object: Any?) {
@@ -36,10 +36,12 @@ extension ChangeFeed {
         if othersObserved { recheckOthers.call() }
     }
 
-    /// The background recheck of every feed: one for the announcements of 20 ms, so
-    /// that a stream of them keeps no thread busy rechecking.
+    /// The background recheck of every feed: one for the announcements of a quarter of a
+    /// second. Each pass reads every observed key, and on Linux every read takes one
+    /// lock of Foundation's for all suites; a pass every few milliseconds kept that lock
+    /// contended enough to starve a parallel test run's threads for a minute.
     private static let recheckOthers = CoalescingRunner(
-        on: DispatchQueue(label: "DefaultsCoder.ChangeFeed.recheckOthers"), after: .milliseconds(20), recheckAll)
+        on: DispatchQueue(label: "DefaultsCoder.ChangeFeed.recheckOthers", qos: .utility), after: .milliseconds(250), recheckAll)
 
     // MARK: - Registrations
 
