@@ -39,9 +39,7 @@ package protocol ChangeSubscriber: AnyObject, Sendable {
 }
 
 /// The changes of one suite.
-package final class ChangeFeed: @unchecked Sendable {
-    // Unchecked: the mutable state is behind `condition`; subscribers are called outside
-    // it.
+package final class ChangeFeed: Sendable {
 
     fileprivate enum Event {
         /// A change, for the subscribers of its key when it was queued.
@@ -95,10 +93,10 @@ package final class ChangeFeed: @unchecked Sendable {
         }
     }
 
-    private var state = State()
-    private let condition = NSCondition()
-    /// Hands the queued events over, one at a time; queued under `condition`, so in the
-    /// order they were published.
+    /// Behind its lock; subscribers are called outside it.
+    private let state = Locked(State())
+    /// Hands the queued events over, one at a time; queued under the state's lock, so in
+    /// the order they were published.
     private let delivery = SerialDelivery<Event>()
     private let backend: any SuiteBackend
     /// A live object of the suite, to read through.
@@ -109,15 +107,9 @@ package final class ChangeFeed: @unchecked Sendable {
         self.anyObject = anyObject
     }
 
-    private func withState<R>(_ body: (inout State) throws -> R) rethrows -> R {
-        condition.lock()
-        defer { condition.unlock() }
-        return try body(&state)
-    }
-
     /// Publishes `read` and queues its events, under the feed's lock.
     private func publish(_ read: [KeyChange]) -> [QueuedEvent] {
-        withState { state in state.publish(read).map(delivery.enqueue) }
+        state.withLock { state in state.publish(read).map(delivery.enqueue) }
     }
 
     // MARK: - Subscribing
@@ -134,13 +126,13 @@ package final class ChangeFeed: @unchecked Sendable {
         let (queued, joined) = backend.withProcessLock { () -> ([QueuedEvent], [String: Int]) in
             // Live before it reads: a registration either rechecks this feed after the
             // read, or was made before it.
-            withState { state in
+            state.withLock { state in
                 state.joining += 1
                 ChangeFeed.live.withLock { $0[ObjectIdentifier(self)] = self }
             }
             let read = readValues(of: keys, through: defaults)
             for change in read { subscriber.begin(key: change.key, stored: change.stored) }
-            return withState { state in
+            return state.withLock { state in
                 state.joining -= 1
                 var queued = state.publish(read).map(delivery.enqueue)
                 for key in keys { state.subscribers[key, default: [:]][ObjectIdentifier(subscriber)] = subscriber }
@@ -160,19 +152,19 @@ package final class ChangeFeed: @unchecked Sendable {
     /// `nil` when nothing listens to it. A subscriber that joined at an earlier number
     /// has a change of the key queued for it, or handed over.
     func publication(of key: String) -> Int? {
-        withState { $0.published[key]?.number }
+        state.withLock { $0.published[key]?.number }
     }
 
     /// Tells the transport the keys listened to now.
     private func listenExternally() {
-        let external = withState { $0.external }
-        external?.listen { withState { Set($0.subscribers.keys) } }
+        let external = state.withLock { $0.external }
+        external?.listen { state.withLock { Set($0.subscribers.keys) } }
     }
 
     /// Removes `subscriber`; it receives nothing queued for it after this returns.
     package func unsubscribe(_ subscriber: any ChangeSubscriber) {
         let id = ObjectIdentifier(subscriber)
-        let (isEmpty, stop): (Bool, (any ExternalChangesToken)?) = withState { state in
+        let (isEmpty, stop): (Bool, (any ExternalChangesToken)?) = state.withLock { state in
             for key in Array(state.subscribers.keys) where state.subscribers[key]?.removeValue(forKey: id) != nil {
                 if state.subscribers[key]?.isEmpty == true {
                     state.subscribers[key] = nil
@@ -193,12 +185,12 @@ package final class ChangeFeed: @unchecked Sendable {
 
     /// Whether anything listens to `key`.
     func isSubscribed(_ key: String) -> Bool {
-        withState { $0.subscribers[key] != nil }
+        state.withLock { $0.subscribers[key] != nil }
     }
 
     /// How many keys something listens to, and whether other processes are being heard.
     var subscriptions: (keys: Int, isWatching: Bool) {
-        withState { ($0.subscribers.count, $0.external != nil) }
+        state.withLock { ($0.subscribers.count, $0.external != nil) }
     }
 
     // MARK: - Publishing
@@ -211,7 +203,7 @@ package final class ChangeFeed: @unchecked Sendable {
     ///
     /// - Returns: What was queued, to pass to `deliver(_:)` once the suite's lock is let go.
     func publish(written: [(key: String, tree: Any?)], through defaults: UserDefaults, arguments: [String: Any], announcing: Bool) -> Queued {
-        let listened = withState { state in
+        let listened = state.withLock { state in
             state.subscribers.isEmpty ? [] : written.filter { state.subscribers[$0.key] != nil }
         }
         guard !listened.isEmpty else { return Queued(events: []) }
@@ -236,13 +228,13 @@ package final class ChangeFeed: @unchecked Sendable {
     ///   this read's included.
     @discardableResult
     package func noteRead(of key: String, stored: Any?, through defaults: UserDefaults) -> Int? {
-        let current = withState { state -> (isSame: Bool, number: Int?) in
+        let current = state.withLock { state -> (isSame: Bool, number: Int?) in
             guard let last = state.published[key] else { return (true, nil) }
             return (last.isSame(as: stored), last.number)
         }
         guard !current.isSame else { return current.number }
         let queued = backend.withProcessLock { () -> [QueuedEvent] in
-            guard withState({ $0.subscribers[key] != nil }) else { return [] }
+            guard state.withLock({ $0.subscribers[key] != nil }) else { return [] }
             return publish(readValues(of: [key], through: defaults))
         }
         deliver(queued)
@@ -260,9 +252,9 @@ package final class ChangeFeed: @unchecked Sendable {
             return state.subscribers.count <= only.count
                 ? state.subscribers.keys.filter(only.contains) : only.filter { state.subscribers[$0] != nil }
         }
-        guard withState({ !listened($0).isEmpty }), let defaults = defaults ?? anyObject() else { return }
+        guard state.withLock({ !listened($0).isEmpty }), let defaults = defaults ?? anyObject() else { return }
         let queued = backend.withProcessLock { () -> [QueuedEvent] in
-            let keys = withState { listened($0) }
+            let keys = state.withLock { listened($0) }
             guard !keys.isEmpty else { return [] }
             if reload { backend.reload(defaults) }
             return publish(readValues(of: keys, through: defaults))
@@ -305,7 +297,7 @@ package final class ChangeFeed: @unchecked Sendable {
             switch event {
             case .change(let change, let subscribers):
                 // Not one that left since: it hears nothing queued after it left.
-                let targets = withState { state in
+                let targets = state.withLock { state in
                     state.subscribers[change.key].map { current in subscribers.compactMap { current[$0.key] } } ?? []
                 }
                 for subscriber in targets { subscriber.receive(change) }
@@ -321,13 +313,13 @@ package final class ChangeFeed: @unchecked Sendable {
     // MARK: - Other processes
 
     private func startWatching() {
-        let key = withState { $0.external == nil ? $0.subscribers.keys.min() : nil }
+        let key = state.withLock { $0.external == nil ? $0.subscribers.keys.min() : nil }
         guard let key,
             // Strongly: the feed lives as long as its suite; the token, and with it this
             // closure, goes when the last observer does.
             let token = ExternalChanges.watch(backend, through: anyObject(), reportingAs: key, onChange: { self.recheck(reload: true) })
         else { return }
-        let extra: (any ExternalChangesToken)? = withState { state in
+        let extra: (any ExternalChangesToken)? = state.withLock { state in
             if state.external == nil && !state.subscribers.isEmpty {
                 state.external = token
                 return nil
