@@ -23,12 +23,13 @@ package final class Locked<State>: @unchecked Sendable {
 final class CoalescingRunner: Sendable {
     private let isPending = Locked(false)
     private let queue: DispatchQueue
-    private let delay: DispatchTimeInterval
+    private let delay: DispatchTimeInterval?
     private let body: @Sendable () -> Void
 
-    /// A runner whose runs start `delay` after the first call they answer: the calls of
-    /// that span make one run, so that a steady stream of calls costs one run per span.
-    init(on queue: DispatchQueue, after delay: DispatchTimeInterval = .never, _ body: @escaping @Sendable () -> Void) {
+    /// A runner whose runs start `delay` after the first call they answer (`nil`: as soon
+    /// as the queue can): the calls of that span make one run, so that a steady stream of
+    /// calls costs one run per span.
+    init(on queue: DispatchQueue, after delay: DispatchTimeInterval? = nil, _ body: @escaping @Sendable () -> Void) {
         self.queue = queue
         self.delay = delay
         self.body = body
@@ -44,6 +45,6 @@ final class CoalescingRunner: Sendable {
             isPending.withLock { $0 = false }
             body()
         }
-        if delay == .never { queue.async(execute: run) } else { queue.asyncAfter(deadline: .now() + delay, execute: run) }
+        if let delay { queue.asyncAfter(deadline: .now() + delay, execute: run) } else { queue.async(execute: run) }
     }
 }
