@@ -290,6 +290,7 @@ struct DefaultsSuiteProviderTests {
                 case 2:
                     suite.defaults.set(true, forKey: name + "Other")
                     suite.defaults.set(3, forKey: name)
+                    suite.defaults.synchronize()  // On Linux, a plain set is heard once synchronized.
                 case 3: try await SecondProcess.write([name: 4], into: suite)
                 default: return seen
                 }
@@ -312,6 +313,7 @@ struct DefaultsSuiteProviderTests {
                 if seen.count == 1 {
                     suite.defaults.set(["timeout": 30, "other": 2], forKey: "http")
                     suite.defaults.set(["timeout": 31, "other": 2], forKey: "http")
+                    suite.defaults.synchronize()
                 } else {
                     break
                 }
@@ -334,7 +336,9 @@ struct DefaultsSuiteProviderTests {
             for await snapshot in updates {
                 let value = try snapshot.value(forKey: AbsoluteConfigKey([name]), type: .string).value
                 modes.append(value.flatMap { if case .string(let string) = $0.content { string } else { nil } })
-                if modes.count == 1 { suite.defaults.set("b", forKey: name) } else { break }
+                guard modes.count == 1 else { break }
+                suite.defaults.set("b", forKey: name)
+                suite.defaults.synchronize()
             }
             return modes
         }
@@ -389,7 +393,9 @@ struct DefaultsSuiteProviderTests {
             var levels: [Int] = []
             for await level in updates {
                 levels.append(level)
-                if levels.count == 1 { suite.defaults.set(3, forKey: "log.level") } else { break }
+                guard levels.count == 1 else { break }
+                suite.defaults.set(3, forKey: "log.level")
+                suite.defaults.synchronize()
             }
             return levels
         }
