@@ -90,8 +90,7 @@ package final class DefaultsSuite: @unchecked Sendable {
     ///   directory's) was pointed elsewhere since, so that the write lands where Foundation
     ///   reads. Reads skip the look, a `stat` they need not pay.
     package static func of(_ defaults: UserDefaults, forWriting: Bool = false) -> DefaultsSuite {
-        let id = ObjectIdentifier(defaults)
-        if let known = byObject.withLock({ $0[id] }), known.isStill(defaults), !forWriting || known.leadsToItsFile { return known.suite }
+        if let known = entry(of: defaults), !forWriting || known.leadsToItsFile { return known.suite }
         let suite: DefaultsSuite
         var spelled: String?
         if let (identity, path, make) = backend(of: defaults) {
@@ -112,7 +111,7 @@ package final class DefaultsSuite: @unchecked Sendable {
         }
         byObject.withLock { byObject in
             if byObject.count >= 64 { byObject = byObject.filter { $0.value.isAlive } }
-            byObject[id] = SuiteOfObject(defaults, suite: suite, spelled: spelled)
+            byObject[ObjectIdentifier(defaults)] = SuiteOfObject(defaults, suite: suite, spelled: spelled)
         }
         return suite
     }
@@ -120,8 +119,14 @@ package final class DefaultsSuite: @unchecked Sendable {
     /// The suite of `defaults` when the package has met the object, without making one
     /// (which would look for its file and lock): for what only needs a suite that exists.
     package static func known(_ defaults: UserDefaults) -> DefaultsSuite? {
-        guard let known = byObject.withLock({ $0[ObjectIdentifier(defaults)] }), known.isStill(defaults) else { return nil }
-        return known.suite
+        entry(of: defaults)?.suite
+    }
+
+    /// The entry of `defaults` itself, if the package has met it (not another object
+    /// since found at its address).
+    private static func entry(of defaults: UserDefaults) -> SuiteOfObject? {
+        guard let entry = byObject.withLock({ $0[ObjectIdentifier(defaults)] }), entry.isStill(defaults) else { return nil }
+        return entry
     }
 
     /// The identity of the suite of `defaults`, the path its file is spelled by (the file
