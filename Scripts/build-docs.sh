@@ -5,6 +5,7 @@
 #
 #   Scripts/build-docs.sh [OUTPUT [TARGETS [TRAITS]]]   # .build-docs, the three products, no trait
 #   Scripts/build-docs.sh .build-docs-traits "DefaultsCoder DefaultsCoderConfiguration" SwiftConfiguration,OpenCombine
+#   SYMBOL_GRAPHS=DIR Scripts/build-docs.sh …   # from the graphs another build emitted (.ci/run)
 #   python3 -m http.server --directory .build-docs/site/DefaultsCoder 8000
 #   open http://localhost:8000/documentation/defaultscoder/
 set -euo pipefail
@@ -21,11 +22,19 @@ graphs="$output/symbol-graphs"
 # what the ones before it did not.
 rm -rf "$output"
 mkdir -p "$graphs" "$output/site"
+# SYMBOL_GRAPHS: the graphs another build with the same traits emitted (-Xswiftc
+# -emit-symbol-graph, -emit-extension-block-symbols), as .ci/run's sanitizer builds do;
+# a target whose graph is not there is built here.
+if [ -n "${SYMBOL_GRAPHS:-}" ] && [ -d "$SYMBOL_GRAPHS" ]; then
+    find "$SYMBOL_GRAPHS" -maxdepth 1 -name '*.symbols.json' -exec cp {} "$graphs/" \;
+fi
 
 for target in "${targets[@]}"; do
-    swift build --target "$target" ${traits[@]+"${traits[@]}"} --scratch-path "$output/build" \
-        -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$PWD/$graphs" \
-        -Xswiftc -emit-extension-block-symbols
+    if [ ! -e "$graphs/$target.symbols.json" ]; then
+        swift build --target "$target" ${traits[@]+"${traits[@]}"} --scratch-path "$output/build" \
+            -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$PWD/$graphs" \
+            -Xswiftc -emit-extension-block-symbols
+    fi
     # The target's own graphs (its module, and its extensions of other modules): building
     # it also compiles, and emits graphs for, the modules it depends on.
     mkdir -p "$graphs/$target"
