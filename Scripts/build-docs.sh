@@ -16,6 +16,7 @@ read -r -a targets <<< "${2:-DefaultsCoder DefaultsCoderSync DefaultsCoderTestin
 traits=()
 if [ -n "${3:-}" ]; then traits=(--traits "$3"); fi
 graphs="$output/symbol-graphs"
+case "$graphs" in /*) ;; *) graphs="$PWD/$graphs" ;; esac # the compiler writes there from elsewhere
 # From nothing each time: a build that finds nothing to compile emits no symbol graphs.
 # A scratch path of its own, so that the symbol-graph flags do not make the next plain
 # `swift build` start again from nothing either. Targets share it: each compiles only
@@ -32,7 +33,7 @@ fi
 for target in "${targets[@]}"; do
     if [ ! -e "$graphs/$target.symbols.json" ]; then
         swift build --target "$target" ${traits[@]+"${traits[@]}"} --scratch-path "$output/build" \
-            -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$PWD/$graphs" \
+            -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$graphs" \
             -Xswiftc -emit-extension-block-symbols
     fi
     # The target's own graphs (its module, and its extensions of other modules): building
