@@ -15,6 +15,7 @@ output="${1:-.build-docs}"
 read -r -a targets <<< "${2:-DefaultsCoder DefaultsCoderSync DefaultsCoderTesting}"
 traits=()
 if [ -n "${3:-}" ]; then traits=(--traits "$3"); fi
+source Scripts/symbol-graph-flags.sh
 graphs="$output/symbol-graphs"
 case "$graphs" in /*) ;; *) graphs="$PWD/$graphs" ;; esac # the compiler writes there from elsewhere
 # From nothing each time: a build that finds nothing to compile emits no symbol graphs.
@@ -23,18 +24,16 @@ case "$graphs" in /*) ;; *) graphs="$PWD/$graphs" ;; esac # the compiler writes 
 # what the ones before it did not.
 rm -rf "$output"
 mkdir -p "$graphs" "$output/site"
-# SYMBOL_GRAPHS: the graphs another build with the same traits emitted (-Xswiftc
-# -emit-symbol-graph, -emit-extension-block-symbols), as .ci/run's sanitizer builds do;
-# a target whose graph is not there is built here.
+# SYMBOL_GRAPHS: the graphs another build with the same traits emitted (with
+# Scripts/symbol-graph-flags.sh's flags), as .ci/run's sanitizer builds do; a target whose
+# graph is not there is built here.
 if [ -n "${SYMBOL_GRAPHS:-}" ] && [ -d "$SYMBOL_GRAPHS" ]; then
     find "$SYMBOL_GRAPHS" -maxdepth 1 -name '*.symbols.json' -exec cp {} "$graphs/" \;
 fi
 
 for target in "${targets[@]}"; do
     if [ ! -e "$graphs/$target.symbols.json" ]; then
-        swift build --target "$target" ${traits[@]+"${traits[@]}"} --scratch-path "$output/build" \
-            -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$graphs" \
-            -Xswiftc -emit-extension-block-symbols
+        swift build --target "$target" ${traits[@]+"${traits[@]}"} --scratch-path "$output/build" "${symbol_graph_flags[@]}" "$graphs"
     fi
     # The target's own graphs (its module, and its extensions of other modules): building
     # it also compiles, and emits graphs for, the modules it depends on.
