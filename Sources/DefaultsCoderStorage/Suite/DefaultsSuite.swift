@@ -262,6 +262,9 @@ package final class DefaultsSuite: @unchecked Sendable {
             var written: [Written] = []
             for domain in values.domains.reversed() where !domain.order.isEmpty {
                 try domain.suite.backend.write(domain.changes, order: domain.order, over: domain.stored.values, through: domain.defaults)
+                // Under the lock: a recheck on another thread reads through any object of
+                // the suite, and must never find one older than this write.
+                domain.suite.reloadObjects(besides: domain.defaults)
                 // Launch arguments hide what was written: read once, for the feed and the
                 // report both.
                 let arguments = domain.defaults.volatileDomain(forName: UserDefaults.argumentDomain)
@@ -273,7 +276,6 @@ package final class DefaultsSuite: @unchecked Sendable {
             return (result, written)
         }
         for (domain, arguments, published) in written {
-            domain.suite.reloadObjects(besides: domain.defaults)
             // The change returns once its observers ran.
             domain.suite.feed.deliver(published)
             if announced { for key in domain.order where !isSyncRecord(key) { domain.suite.postNotification(forKey: key) } }

@@ -306,6 +306,34 @@ struct DefaultsSuiteTests {
     }
 
     @Test(
+        "one file, two objects: a recheck through the other object while a write is under way publishes only what was written",
+        .enabled(if: Backend.isFile, "the file backend's"))
+    func twoObjectsOneFileRechecked() async throws {
+        let suite = TestSuite()
+        let reader = try #require(UserDefaults(suiteName: "\(SuiteFile.configDirectory.path)/./\(suite.name)"))
+        let key = DefaultsKey<Int>(uniqueKey("shared"), default: 0)
+        let heard = Recorded<Int?>()
+        let other = SendableAny(reader)
+        let observation = reader.observe(key, initial: false) { _, _ in
+            heard.append((other.value as! UserDefaults).object(forKey: key.name) as? Int)
+        }
+        defer { observation.cancel() }
+        // Another thread reads the suite through the other object, as an announcement's
+        // recheck does: it must never find that object's cache older than the write.
+        let feed = DefaultsSuite.of(reader).feed
+        let rechecking = Repeating { _ in feed.recheck(through: other.value as? UserDefaults) }
+        defer { rechecking.stop() }
+        let rounds = 200
+        try await offPool {
+            for value in 1...rounds {
+                try suite.defaults.write(value, to: key)
+                try suite.defaults.reset(key)
+            }
+        }
+        #expect(heard.values == (1...rounds).flatMap { [$0, nil] })
+    }
+
+    @Test(
         "a suite named after the app's own domain beside UserDefaults.standard: what one writes, the other reads, with plain Foundation or observed",
         .enabled(if: Backend.isFile, "the file backend's"), arguments: ["plain", "observed"])
     func standardBesideItsDomain(read: String) async throws {
