@@ -99,13 +99,17 @@ package final class ChangeFeed: Sendable {
     /// the order they were published.
     private let delivery = SerialDelivery<Event>()
     private let backend: any SuiteBackend
-    /// A live object of the suite, to read through.
-    let anyObject: @Sendable () -> UserDefaults?
+    /// The suite's objects the app still holds: each keeps a cache of its own on Linux,
+    /// which another process's change must reach.
+    let objects: @Sendable () -> [UserDefaults]
 
-    init(backend: any SuiteBackend, anyObject: @escaping @Sendable () -> UserDefaults?) {
+    init(backend: any SuiteBackend, objects: @escaping @Sendable () -> [UserDefaults]) {
         self.backend = backend
-        self.anyObject = anyObject
+        self.objects = objects
     }
+
+    /// A live object of the suite, to read through.
+    func anyObject() -> UserDefaults? { objects().first }
 
     /// Publishes `read` and queues its events, under the feed's lock.
     private func publish(_ read: [KeyChange]) -> [QueuedEvent] {
@@ -256,7 +260,9 @@ package final class ChangeFeed: Sendable {
         let queued = backend.withProcessLock { () -> [QueuedEvent] in
             let keys = state.withLock { listened($0) }
             guard !keys.isEmpty else { return [] }
-            if reload { backend.reload(defaults) }
+            // Every object: a recheck or a read through one left stale would publish
+            // the old value again, as a change.
+            if reload { for object in objects() { backend.reload(object) } }
             return publish(readValues(of: keys, through: defaults))
         }
         deliver(queued)

@@ -26,13 +26,16 @@ package final class DefaultsSuite: @unchecked Sendable {
         self.backend = backend
         let objects = Locked<[WeakReference]>([])
         self.objects = objects
-        feed = ChangeFeed(backend: backend) {
-            // Each reference read once: its object may die on another thread between two
-            // reads (a lazy `compactMap` reads twice, and traps on the second `nil`).
-            objects.withLock { references in
-                for reference in references { if let defaults = reference.object as? UserDefaults { return defaults } }
-                return nil
-            }
+        feed = ChangeFeed(backend: backend) { Self.live(objects) }
+    }
+
+    /// The objects of `objects` the app still holds, the dead ones dropped.
+    private static func live(_ objects: Locked<[WeakReference]>) -> [UserDefaults] {
+        objects.withLock { references in
+            references.removeAll { $0.object == nil }
+            // Each reference read once, by an eager `compactMap`: its object may die on
+            // another thread between two reads.
+            return references.compactMap { $0.object as? UserDefaults }
         }
     }
 
@@ -321,11 +324,7 @@ package final class DefaultsSuite: @unchecked Sendable {
         // `.standard` is an object of the app's own suite whether or not the package has
         // seen it: app code reads it with plain Foundation.
         _ = Self.standardSuite
-        let others = objects.withLock { objects in
-            objects.removeAll { $0.object == nil }
-            return objects.compactMap { $0.object as? UserDefaults }.filter { $0 !== writer }
-        }
-        for other in others { other.synchronize() }
+        for other in Self.live(objects) where other !== writer { other.synchronize() }
         #endif
     }
 
@@ -339,11 +338,7 @@ package final class DefaultsSuite: @unchecked Sendable {
     /// Posts `keyDidChangeNotification` for `key` on every object of this suite the app
     /// still holds.
     func postNotification(forKey key: String) {
-        let live = objects.withLock { objects in
-            objects.removeAll { $0.object == nil }
-            return objects.compactMap { $0.object as? UserDefaults }
-        }
-        for defaults in live {
+        for defaults in Self.live(objects) {
             NotificationCenter.default.post(name: UserDefaults.keyDidChangeNotification, object: defaults, userInfo: ["key": key])
         }
     }

@@ -334,6 +334,32 @@ struct DefaultsSuiteTests {
     }
 
     @Test(
+        "one file, two objects: another process's change reaches both, and neither publishes the old value again",
+        .enabled(if: Backend.isFile, "the file backend's"))
+    func twoObjectsOneFileOtherProcess() async throws {
+        let suite = TestSuite()
+        let reader = try #require(UserDefaults(suiteName: "\(SuiteFile.configDirectory.path)/./\(suite.name)"))
+        let key = DefaultsKey<Int>(uniqueKey("shared"), default: 0)
+        try suite.defaults.write(1, to: key)
+        // Each object observed, so the package has seen both; the reader's cache is loaded.
+        let (heard, heardByReader) = (Recorded<Int>(), Recorded<Int>())
+        let observations = [
+            suite.defaults.observe(key, initial: false) { _, new in heard.append(new) },
+            reader.observe(key, initial: false) { _, new in heardByReader.append(new) },
+        ]
+        defer { for observation in observations { observation.cancel() } }
+        #expect(reader.object(forKey: key.name) as? Int == 1)
+        let result = try await run("defaults-coder-probe", ["change", suite.name, key.name, "encode", "7"])
+        #expect(result.status == 0, "\(result.errors)")
+        #expect(await eventually { heard.values == [7] })
+        #expect(reader.object(forKey: key.name) as? Int == 7)
+        // What an announcement through the reader does: a recheck through it.
+        DefaultsSuite.of(reader).feed.recheck(through: reader)
+        #expect(heard.values == [7])
+        #expect(heardByReader.values == [7])
+    }
+
+    @Test(
         "a suite named after the app's own domain beside UserDefaults.standard: what one writes, the other reads, with plain Foundation or observed",
         .enabled(if: Backend.isFile, "the file backend's"), arguments: ["plain", "observed"])
     func standardBesideItsDomain(read: String) async throws {
