@@ -288,7 +288,7 @@ struct DefaultsSuiteTests {
     func twoObjectsOneFile() throws {
         let suite = TestSuite()
         let writer = suite.defaults
-        let reader = try #require(UserDefaults(suiteName: "\(SuiteFile.configDirectory.path)/./\(suite.name)"))
+        let reader = try suite.otherSpelling()
         let key = DefaultsKey<Int>(uniqueKey("shared"), default: 0)
         #expect(reader.object(forKey: key.name) == nil)  // read once: its cache is loaded
         let heard = Recorded<Int?>()
@@ -310,7 +310,7 @@ struct DefaultsSuiteTests {
         .enabled(if: Backend.isFile, "the file backend's"))
     func twoObjectsOneFileRechecked() async throws {
         let suite = TestSuite()
-        let reader = try #require(UserDefaults(suiteName: "\(SuiteFile.configDirectory.path)/./\(suite.name)"))
+        let reader = try suite.otherSpelling()
         let key = DefaultsKey<Int>(uniqueKey("shared"), default: 0)
         let heard = Recorded<Int?>()
         let other = SendableAny(reader)
@@ -338,7 +338,7 @@ struct DefaultsSuiteTests {
         .enabled(if: Backend.isFile, "the file backend's"))
     func twoObjectsOneFileOtherProcess() async throws {
         let suite = TestSuite()
-        let reader = try #require(UserDefaults(suiteName: "\(SuiteFile.configDirectory.path)/./\(suite.name)"))
+        let reader = try suite.otherSpelling()
         let key = DefaultsKey<Int>(uniqueKey("shared"), default: 0)
         try suite.defaults.write(1, to: key)
         // Each object observed, so the package has seen both; the reader's cache is loaded.
@@ -591,3 +591,13 @@ final class ChildProcess {
         try? FileManager.default.removeItem(at: errorFile)
     }
 }
+
+#if !canImport(Darwin)
+extension TestSuite {
+    /// A second object of this suite, its name spelled another way (`DIR/./NAME`), for
+    /// which Foundation on Linux keeps a cache of its own.
+    fileprivate func otherSpelling() throws -> UserDefaults {
+        try #require(UserDefaults(suiteName: "\(SuiteFile.configDirectory.path)/./\(name)"))
+    }
+}
+#endif
