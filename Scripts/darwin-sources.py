@@ -7,7 +7,10 @@ Apple's Foundation additions (Scripts/darwin-stub/AppleFoundation.swift), and a
 key-value observing `override` is kept as a plain method (see CONTRIBUTING.md,
 Platforms: what the stubs cannot check).
 
-Usage: darwin-sources.py PLATFORM SOURCE_DIR OUTPUT_DIR
+Usage: darwin-sources.py PLATFORM SOURCE_DIR OUTPUT_DIR [--without MODULE...]
+
+`--without` takes modules as missing (`canImport` false): the tests' Combine
+pipelines and SwiftUI views use more of those frameworks than the stubs declare.
 """
 
 import pathlib
@@ -22,18 +25,18 @@ MODULES = {
 }
 
 
-def rewrite_condition(condition, platform):
+def rewrite_condition(condition, platform, modules):
     condition = re.sub(r"\bos\(\s*(\w+)\s*\)", lambda m: "true" if m.group(1) == platform else "false", condition)
-    condition = re.sub(r"\bcanImport\(\s*(\w+)\s*\)", lambda m: "true" if m.group(1) in MODULES[platform] else "false", condition)
+    condition = re.sub(r"\bcanImport\(\s*(\w+)\s*\)", lambda m: "true" if m.group(1) in modules else "false", condition)
     return re.sub(r"\btargetEnvironment\(\s*\w+\s*\)", "false", condition)
 
 
-def rewrite(text, platform):
+def rewrite(text, platform, modules):
     lines = []
     for line in text.split("\n"):
         match = re.match(r"(\s*#(?:if|elseif)\s)(.*)$", line)
         if match:
-            line = match.group(1) + rewrite_condition(match.group(2), platform)
+            line = match.group(1) + rewrite_condition(match.group(2), platform, modules)
         # Linux's NSObject declares no key-value observing to override.
         line = re.sub(r"\boverride func observeValue\(", "func observeValue(", line)
         lines.append(line)
@@ -42,10 +45,12 @@ def rewrite(text, platform):
 
 def main():
     platform, source, output = sys.argv[1], pathlib.Path(sys.argv[2]), pathlib.Path(sys.argv[3])
+    without = sys.argv[5:] if sys.argv[4:5] == ["--without"] else []
+    modules = MODULES[platform] - set(without)
     for path in sorted(source.rglob("*.swift")):
         target = output / path.relative_to(source)
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(rewrite(path.read_text(), platform))
+        target.write_text(rewrite(path.read_text(), platform, modules))
 
 
 if __name__ == "__main__":

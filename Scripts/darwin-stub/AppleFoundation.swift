@@ -34,6 +34,10 @@ extension NSObject {
 
 public let NSUbiquitousKeyValueStoreChangeReasonKey = "NSUbiquitousKeyValueStoreChangeReasonKey"
 public let NSUbiquitousKeyValueStoreChangedKeysKey = "NSUbiquitousKeyValueStoreChangedKeysKey"
+public var NSUbiquitousKeyValueStoreServerChange: Int { 0 }
+public var NSUbiquitousKeyValueStoreInitialSyncChange: Int { 1 }
+public var NSUbiquitousKeyValueStoreQuotaViolationChange: Int { 2 }
+public var NSUbiquitousKeyValueStoreAccountChange: Int { 3 }
 
 open class NSUbiquitousKeyValueStore: NSObject, @unchecked Sendable {
     open class var `default`: NSUbiquitousKeyValueStore { fatalError("stub") }
