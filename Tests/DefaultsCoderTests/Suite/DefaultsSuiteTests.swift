@@ -329,6 +329,7 @@ struct DefaultsSuiteTests {
                 try suite.defaults.write(value, to: key)
                 try suite.defaults.reset(key)
             }
+            rechecking.stop()  // waits for the recheck under way: off the pool
         }
         #expect(heard.values == (1...rounds).flatMap { [$0, nil] })
     }
