@@ -412,13 +412,21 @@ final class Recorded<Element>: @unchecked Sendable {
 
 /// Waits until `condition` holds, for at most `seconds`; returns whether it held. Tests
 /// that wait for another thread use it, so that a missing event fails instead of hanging.
-/// The limit is generous: under the thread sanitizer, long CPU-bound tests can keep the
-/// two-thread cooperative pool busy for tens of seconds before a waiting task runs again.
-func eventually(within seconds: Double = 60, _ condition: () -> Bool) async -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
+///
+/// Only the time this wait ran counts: a poll that comes back more than a quarter of a
+/// second late counts a quarter of a second. On a busy machine other tests can hold both
+/// threads of the cooperative pool for a minute; the task that brings what the condition
+/// waits for is then as starved as this one, and the wait would end first otherwise.
+/// `poll` waits between two looks at `condition` (a millisecond's sleep).
+func eventually(
+    within seconds: Double = 60, poll: () async -> Void = { try? await Task.sleep(nanoseconds: 1_000_000) }, _ condition: () -> Bool
+) async -> Bool {
+    var waited = 0.0
     while !condition() {
-        if Date() > deadline { return false }
-        try? await Task.sleep(nanoseconds: 1_000_000)
+        if waited > seconds { return false }
+        let start = Date()
+        await poll()
+        waited += min(Date().timeIntervalSince(start), 0.25)
     }
     return true
 }

@@ -1,7 +1,10 @@
-// The test helpers that differ by platform: where the built probe and demo are found.
+// The test helpers: where the built probe and demo are found, which differs by
+// platform, and how long a wait lasts on a busy machine.
 
 import Foundation
 import Testing
+
+@testable import DefaultsCoderStorage
 
 @Suite("TestSupport")
 struct TestSupportTests {
@@ -37,5 +40,22 @@ struct TestSupportTests {
         for name in ["defaults-coder-probe", "defaults-coder-demo"] {
             #expect(FileManager.default.isExecutableFile(atPath: try builtExecutable(name).path))
         }
+    }
+
+    @Test("eventually gives up once its time ran, and a poll the pool kept waiting counts a quarter of a second")
+    func eventuallyCountsItsOwnTime() async throws {
+        #expect(await eventually(within: 0.05) { false } == false)
+        // Polls that come back half a second late, as on a starved pool: three take 1.5 s,
+        // and count 0.75 s of the 0.8 s allowed.
+        let looks = Locked(0)
+        let late: () async -> Void = { _ = try? await offPool { usleep(500_000) } }
+        let held = await eventually(within: 0.8, poll: late) {
+            looks.withLock { looks in
+                looks += 1
+                return looks == 4
+            }
+        }
+        #expect(held)
+        #expect(looks.withLock { $0 } == 4)
     }
 }
