@@ -99,17 +99,17 @@ package final class ChangeFeed: Sendable {
     /// the order they were published.
     private let delivery = SerialDelivery<Event>()
     private let backend: any SuiteBackend
-    /// The suite's objects the app still holds: each keeps a cache of its own on Linux,
-    /// which another process's change must reach.
-    let objects: @Sendable () -> [UserDefaults]
+    /// The suite's objects (`DefaultsSuite`'s list): each keeps a cache of its own on
+    /// Linux, which another process's change must reach.
+    private let objects: Locked<[WeakReference]>
 
-    init(backend: any SuiteBackend, objects: @escaping @Sendable () -> [UserDefaults]) {
+    init(backend: any SuiteBackend, objects: Locked<[WeakReference]>) {
         self.backend = backend
         self.objects = objects
     }
 
     /// A live object of the suite, to read through.
-    func anyObject() -> UserDefaults? { objects().first }
+    func anyObject() -> UserDefaults? { objects.firstLive() }
 
     /// Publishes `read` and queues its events, under the feed's lock.
     private func publish(_ read: [KeyChange]) -> [QueuedEvent] {
@@ -262,7 +262,7 @@ package final class ChangeFeed: Sendable {
             guard !keys.isEmpty else { return [] }
             // Every object: a recheck or a read through one left stale would publish
             // the old value again, as a change.
-            if reload { for object in objects() { backend.reload(object) } }
+            if reload { backend.reload(objects.live()) }
             return publish(readValues(of: keys, through: defaults))
         }
         deliver(queued)

@@ -19,24 +19,15 @@ package final class DefaultsSuite: @unchecked Sendable {
     package let backend: any SuiteBackend
     /// The suite's changes, for the observers of the layer above.
     package let feed: ChangeFeed
-    /// The objects of this suite, to post `keyDidChangeNotification` on.
+    /// The objects of this suite, to post `keyDidChangeNotification` on and, with the
+    /// feed, which shares the list, to reload on Linux.
     private let objects: Locked<[WeakReference]>
 
     private init(backend: any SuiteBackend) {
         self.backend = backend
         let objects = Locked<[WeakReference]>([])
         self.objects = objects
-        feed = ChangeFeed(backend: backend) { Self.live(objects) }
-    }
-
-    /// The objects of `objects` the app still holds, the dead ones dropped.
-    private static func live(_ objects: Locked<[WeakReference]>) -> [UserDefaults] {
-        objects.withLock { references in
-            references.removeAll { $0.object == nil }
-            // Each reference read once, by an eager `compactMap`: its object may die on
-            // another thread between two reads.
-            return references.compactMap { $0.object as? UserDefaults }
-        }
+        feed = ChangeFeed(backend: backend, objects: objects)
     }
 
     /// The clock edits of synced keys are stamped with (`editClock`, EditStamps.swift).
@@ -324,7 +315,7 @@ package final class DefaultsSuite: @unchecked Sendable {
         // `.standard` is an object of the app's own suite whether or not the package has
         // seen it: app code reads it with plain Foundation.
         _ = Self.standardSuite
-        for other in Self.live(objects) where other !== writer { other.synchronize() }
+        backend.reload(objects.live().filter { $0 !== writer })
         #endif
     }
 
@@ -338,7 +329,7 @@ package final class DefaultsSuite: @unchecked Sendable {
     /// Posts `keyDidChangeNotification` for `key` on every object of this suite the app
     /// still holds.
     func postNotification(forKey key: String) {
-        for defaults in Self.live(objects) {
+        for defaults in objects.live() {
             NotificationCenter.default.post(name: UserDefaults.keyDidChangeNotification, object: defaults, userInfo: ["key": key])
         }
     }
@@ -426,4 +417,24 @@ package final class WeakReference: @unchecked Sendable {
     // Set once in init; the runtime makes reading a weak reference safe on any thread.
     package weak var object: AnyObject?
     package init(_ object: AnyObject) { self.object = object }
+}
+
+// A suite's objects. Each reference is read once: its object may die on another thread
+// between two reads (a lazy `compactMap` reads twice, and traps on the second `nil`).
+extension Locked where State == [WeakReference] {
+    /// The objects the app still holds, the dead ones dropped.
+    func live() -> [UserDefaults] {
+        withLock { references in
+            references.removeAll { $0.object == nil }
+            return references.compactMap { $0.object as? UserDefaults }
+        }
+    }
+
+    /// The first object the app still holds, with nothing copied.
+    func firstLive() -> UserDefaults? {
+        withLock { references in
+            for reference in references { if let defaults = reference.object as? UserDefaults { return defaults } }
+            return nil
+        }
+    }
 }

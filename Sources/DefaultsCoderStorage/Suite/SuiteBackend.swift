@@ -45,9 +45,10 @@ package protocol SuiteBackend: AnyObject, Sendable {
     /// thread wrote meanwhile). Called holding `withLock`.
     func write(_ changes: [String: Any?], order: [String], over stored: [String: Any], through defaults: UserDefaults) throws
 
-    /// Makes `defaults` show what another process wrote since it last read the suite,
-    /// before the feed reads the keys it is asked to recheck.
-    func reload(_ defaults: UserDefaults)
+    /// Makes each of `objects`, the suite's objects, show what another process wrote
+    /// since it last read the suite, before the feed reads the keys it is asked to
+    /// recheck.
+    func reload(_ objects: [UserDefaults])
 
     /// Why the suite's storage cannot be read, or `nil` when it can.
     func unreadableFile() -> UnreadableDefaultsFile?
@@ -195,7 +196,7 @@ final class PreferencesBackend: SuiteBackend {
     func storedValues(of defaults: UserDefaults) -> [String: Any] {
         // What another process wrote before this change took the lock: Foundation on Linux
         // shows it only once told to read its file again.
-        reload(defaults)
+        reload([defaults])
         let values = name.map { defaults.persistentDomain(forName: $0) ?? [:] } ?? Self.ownValues(of: defaults)
         // swift-corelibs-foundation hands each value back wrapped in an `Optional`.
         return values.compactMapValues(flattenOptional)
@@ -236,11 +237,11 @@ final class PreferencesBackend: SuiteBackend {
         }
     }
 
-    func reload(_ defaults: UserDefaults) {
+    func reload(_ objects: [UserDefaults]) {
         #if !canImport(Darwin)
         // Foundation on Linux reloads its cache of a file another process replaced only
         // when told; `cfprefsd` keeps every process's view current on Apple platforms.
-        defaults.synchronize()
+        for defaults in objects { defaults.synchronize() }
         #endif
     }
 

@@ -131,15 +131,15 @@ extension SuiteFile: SuiteBackend {
         Set(old.keys).union(new.keys).filter { !sameStoredValue(old[$0], new[$0]) }
     }
 
-    package func reload(_ defaults: UserDefaults) {
+    package func reload(_ objects: [UserDefaults]) {
         // Foundation reloads its cache of a file another process replaced only when told.
         // But a file another process is rewriting in place (Foundation's own
         // `synchronize()`: truncate, then write), caught half written, Foundation takes
         // for an empty suite: its cache would empty, and observers hear every key
         // removed, then set again. Such a file is left unread; the close of that write
-        // brings another recheck.
-        guard problem() == nil else { return }
-        defaults.synchronize()
+        // brings another recheck. One look at the file serves every object.
+        guard !objects.isEmpty, problem() == nil else { return }
+        for defaults in objects { defaults.synchronize() }
     }
 
     package func unreadableFile() -> UnreadableDefaultsFile? {
