@@ -136,16 +136,17 @@ struct DefaultsObservationTests {
     }
 
     @Test("after cancel() returns, later changes are not reported, even by announcements already running")
-    func cancelDuringAnnouncements() {
+    func cancelDuringAnnouncements() async throws {
         let suite = TestSuite()
         let seen = Locked<[Int]>([])
         let observation = suite.defaults.observe(.launchCount, initial: false) { _, new in seen.withLock { $0.append(new) } }
         // Announcements on other threads take their list of observers, then recheck each.
-        let announcers = (0..<2).map { _ in Repeating { _ in ChangeFeed.recheckAll() } }
-        for value in 1...20 { suite.defaults[.launchCount] = value }
-        observation.cancel()
-        for value in 100...400 { suite.defaults[.launchCount] = value }
-        for announcer in announcers { announcer.stop() }
+        let announce: @Sendable (Int) -> Void = { _ in ChangeFeed.recheckAll() }
+        try await whileRepeating([announce, announce]) {
+            for value in 1...20 { suite.defaults[.launchCount] = value }
+            observation.cancel()
+            for value in 100...400 { suite.defaults[.launchCount] = value }
+        }
         #expect(seen.withLock { $0 }.allSatisfy { $0 <= 20 })
     }
 
@@ -370,13 +371,19 @@ struct DefaultsObservationTests {
             events.withLock { $0.append([old, new]) }
             if new < last { try? suite.defaults.write(new + 1, to: key) }
         }
-        let announcers = (0..<2).map { _ in Repeating { _ in ChangeFeed.recheckAll() } }
-        defer { for announcer in announcers { announcer.stop() } }
-        #expect(await finishes { try? suite.defaults.write(1, to: key) })
-        let expected = (0..<last).map { [$0, $0 + 1] }
-        #expect(await eventually { events.withLock { $0.count } >= last })
-        for announcer in announcers { announcer.stop() }
-        #expect(events.withLock { $0 } == expected)
+        let announce: @Sendable (Int) -> Void = { _ in ChangeFeed.recheckAll() }
+        let (wrote, chained) = try await whileRepeating([announce, announce]) {
+            // On a thread of its own, so that a deadlock fails the test instead of hanging it.
+            let done = Locked(false)
+            Thread {
+                try? suite.defaults.write(1, to: key)
+                done.withLock { $0 = true }
+            }.start()
+            return (waitUntil(within: 10) { done.withLock { $0 } }, waitUntil(within: 60) { events.withLock { $0.count } >= last })
+        }
+        #expect(wrote)
+        #expect(chained)
+        #expect(events.withLock { $0 } == (0..<last).map { [$0, $0 + 1] })
         withExtendedLifetime(observation) {}
     }
 
@@ -531,14 +538,17 @@ struct DefaultsObservationTests {
     func initialBeforeFirstChange() async throws {
         let suite = TestSuite()
         let key = DefaultsKey<Int>(uniqueKey("initial"), default: 0)
-        let writer = Repeating { value in try? suite.defaults.write(value, to: key) }
-        defer { writer.stop() }
-        for _ in 0..<20 {
-            let calls = Recorded<[Int]>()
-            let observation = suite.defaults.observe(key) { old, new in calls.append([old, new]) }
-            try await Task.sleep(nanoseconds: 2_000_000)
-            observation.cancel()
-            let seen = calls.values
+        let write: @Sendable (Int) -> Void = { value in try? suite.defaults.write(value, to: key) }
+        let observed = try await whileRepeating([write]) {
+            (0..<20).map { _ in
+                let calls = Recorded<[Int]>()
+                let observation = suite.defaults.observe(key) { old, new in calls.append([old, new]) }
+                usleep(2_000)
+                observation.cancel()
+                return calls.values
+            }
+        }
+        for seen in observed {
             guard let first = seen.first else { continue }
             // The initial call has old == new, and every change starts where the last ended.
             #expect(first[0] == first[1])
@@ -647,11 +657,9 @@ struct DefaultsObservationInitialAndKeysTests {
         let others = (0..<busy).map { DefaultsKey<Int>(uniqueKey("busy\($0)"), default: 0) }
         // Handlers that take a moment: a delivery is under way on a busy thread more often.
         let observations = others.map { suite.defaults.observe($0, initial: false) { _, _ in usleep(200) } }
-        let writers = others.map { key in Repeating { round in (defaults.value as! UserDefaults)[key] = round } }
-        try await offPool {
+        let writers = others.map { key in { @Sendable round in (defaults.value as! UserDefaults)[key] = round } }
+        try await whileRepeating(writers) {
             for round in 0..<rounds { body(defaults.value as! UserDefaults, round) }
-            // Stopping waits for the round under way: off the pool too.
-            for writer in writers { writer.stop() }
         }
         withExtendedLifetime(observations) {}
     }

@@ -221,7 +221,7 @@ struct ChangeFeedTests {
         let keys = (0..<300).map { DefaultsKey<Int>(uniqueKey("registered\($0)"), default: 0) }
         let heard = Recorded<String>()
         let observation = suite.defaults.observe(keys, initial: false) { key in heard.append(key.name) }
-        let busy = Repeating { _ in
+        let recheck: @Sendable (Int) -> Void = { _ in
             switch rechecker {
             case .announcements:
                 NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: suite.defaults)
@@ -232,13 +232,12 @@ struct ChangeFeedTests {
             // paced, so that they are not starved.
             usleep(100)
         }
-        try await offPool {
+        try await whileRepeating([recheck]) {
             for (index, key) in keys.enumerated() {
                 let registered = DefaultsKey<Int>(key.name, default: index + 1)
                 try UserDefaults.withoutAnnouncing { try suite.defaults.register(registered) }
             }
         }
-        try await offPool { busy.stop() }
         #expect(heard.values.isEmpty, "\(heard.values.count) of \(keys.count) silent registrations were announced")
         #expect(try keys.map { try suite.defaults.read($0) } == Array(1...keys.count))
         // The next change is heard, from the registered value.
@@ -314,20 +313,22 @@ struct ChangeFeedTests {
         let suite = TestSuite()
         let watched = DefaultsKey<Int>(uniqueKey("watched"), default: 0)
         let observation = suite.defaults.observe(watched, initial: false) { _, _ in }
-        let busy = [
-            Repeating { _ in
+        let busy: [@Sendable (Int) -> Void] = [
+            { _ in
                 NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: suite.defaults)
                 usleep(500)
             },
-            Repeating { round in
+            { round in
                 #expect(throws: Never.self) { try suite.defaults.register(DefaultsKey<Int>(uniqueKey("elsewhere"), default: round)) }
                 usleep(500)
             },
         ]
         let migrated = Locked(0)
+        let failure = Locked<String?>(nil)
         let rounds = 20
-        let migrating = Task.detached {
-            try await offPool {
+        // On a thread of its own, so that a deadlock fails the test instead of hanging it.
+        Thread {
+            let outcome = thrown {
                 for round in 1...rounds {
                     let old = uniqueKey("old")
                     suite.defaults.set(round, forKey: old)
@@ -340,15 +341,15 @@ struct ChangeFeedTests {
                     migrated.withLock { $0 += 1 }
                 }
             }
-        }
+            failure.withLock { $0 = outcome }
+        }.start()
         // Every registration rechecks every observed suite of the process, other tests'
         // too, so the busy threads stop after a while: what is slow then finishes, and
         // only a deadlock leaves the migrations stuck. The test fails rather than hangs.
-        _ = await eventually(within: 10) { migrated.withLock { $0 } == rounds }
-        try await offPool { for thread in busy { thread.stop() } }
+        _ = try await whileRepeating(busy) { waitUntil(within: 10) { migrated.withLock { $0 } == rounds } }
         let finished = await eventually(within: 120) { migrated.withLock { $0 } == rounds }
         #expect(finished, "\(migrated.withLock { $0 }) of \(rounds) migrations finished")
-        if finished { try await migrating.value }
+        #expect(failure.withLock { $0 } == nil)
         observation.cancel()
     }
 }

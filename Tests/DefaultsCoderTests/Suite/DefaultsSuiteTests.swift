@@ -321,15 +321,12 @@ struct DefaultsSuiteTests {
         // Another thread reads the suite through the other object, as an announcement's
         // recheck does: it must never find that object's cache older than the write.
         let feed = DefaultsSuite.of(reader).feed
-        let rechecking = Repeating { _ in feed.recheck(through: other.value as? UserDefaults) }
-        defer { rechecking.stop() }
         let rounds = 200
-        try await offPool {
+        try await whileRepeating([{ _ in feed.recheck(through: other.value as? UserDefaults) }]) {
             for value in 1...rounds {
                 try suite.defaults.write(value, to: key)
                 try suite.defaults.reset(key)
             }
-            rechecking.stop()  // waits for the recheck under way: off the pool
         }
         #expect(heard.values == (1...rounds).flatMap { [$0, nil] })
     }

@@ -454,9 +454,41 @@ func thrown(by body: () throws -> Void) -> String? {
     }
 }
 
+/// Runs `body` on a thread of its own while each of `steps` runs over and over on a
+/// thread of its own, with the round's number from 1, and stops them once `body`
+/// returns, each after the round under way; returns what `body` returned.
+///
+/// Nothing here waits for the cooperative pool: in a parallel run, other tests can hold
+/// both its threads for minutes, and a busy thread that waited for a task to stop it
+/// would spin all that time, taking the cores the other tests need. So the busy threads
+/// run for as long as `body` takes on its own thread, and no longer; what `body` waits
+/// for, it waits for there (`waitUntil(within:_:)`).
+func whileRepeating<R: Sendable>(
+    _ steps: [@Sendable (Int) -> Void], _ body: @escaping @Sendable () throws -> R
+) async throws -> R {
+    try await offPool {
+        let busy = steps.map(Repeating.init)
+        defer { for thread in busy { thread.stop() } }
+        return try body()
+    }
+}
+
+/// Waits on this thread until `condition` holds, for at most `seconds`; returns whether
+/// it held. For a thread off the pool (`offPool`, `whileRepeating`); a task awaits
+/// `eventually(within:poll:_:)` instead.
+func waitUntil(within seconds: Double, _ condition: () -> Bool) -> Bool {
+    let deadline = Date(timeIntervalSinceNow: seconds)
+    while !condition() {
+        if Date() > deadline { return false }
+        usleep(1_000)
+    }
+    return true
+}
+
 /// A thread that runs `step` over and over, with the round's number from 1, until
-/// `stop()`, which waits for the round under way: nothing it does outlives the test.
-final class Repeating: Sendable {
+/// `stop()`, which waits for the round under way. Made and stopped only by
+/// `whileRepeating`, on a thread off the pool.
+private final class Repeating: Sendable {
     private let stopping = Locked(false)
     private let stopped = DispatchSemaphore(value: 0)
 
@@ -471,13 +503,10 @@ final class Repeating: Sendable {
         }.start()
     }
 
-    /// Stops it and waits for its thread to end; again, does nothing.
+    /// Stops it and waits for its thread to end.
     func stop() {
-        let first = stopping.withLock { stopping in
-            defer { stopping = true }
-            return !stopping
-        }
-        if first { stopped.wait() }
+        stopping.withLock { $0 = true }
+        stopped.wait()
     }
 }
 

@@ -1,5 +1,5 @@
 // The test helpers: where the built probe and demo are found, which differs by
-// platform, and how long a wait lasts on a busy machine.
+// platform, how long a wait lasts on a busy machine, and how long busy threads run.
 
 import Foundation
 import Testing
@@ -57,5 +57,35 @@ struct TestSupportTests {
         }
         #expect(held)
         #expect(looks.withLock { $0 } == 4)
+    }
+
+    @Test("busy threads run while whileRepeating's body runs, and none runs a round once it has returned")
+    func busyThreadsEndWithTheBody() async throws {
+        let rounds = Locked([0, 0])
+        let steps: [@Sendable (Int) -> Void] = (0..<2).map { index in { round in rounds.withLock { $0[index] = round } } }
+        // The body sees both threads at work: whileRepeating started them first.
+        let seen = try await whileRepeating(steps) { waitUntil(within: 10) { rounds.withLock { $0.allSatisfy { $0 > 2 } } } }
+        #expect(seen)
+        // Stopped before whileRepeating returned, however late this task resumed.
+        let atReturn = rounds.withLock { $0 }
+        _ = try await offPool { usleep(50_000) }
+        #expect(rounds.withLock { $0 } == atReturn)
+    }
+
+    @Test("waitUntil waits on its thread until the condition holds, and gives up once its time ran")
+    func waitUntilGivesUp() async throws {
+        let looks = Locked(0)
+        let (held, gaveUp) = try await offPool { () -> (Bool, Bool) in
+            let held = waitUntil(within: 10) {
+                looks.withLock { looks in
+                    looks += 1
+                    return looks == 3
+                }
+            }
+            return (held, waitUntil(within: 0.05) { false })
+        }
+        #expect(held)
+        #expect(looks.withLock { $0 } == 3)
+        #expect(!gaveUp)
     }
 }

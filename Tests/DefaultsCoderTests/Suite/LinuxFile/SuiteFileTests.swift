@@ -319,14 +319,13 @@ struct SuiteFileGuardTests {
         let suite = TestSuite()
         let other = TestSuite("other")
         let (first, second) = (SendableAny(suite.defaults), SendableAny(other.defaults))
-        let rewriter = Repeating { round in
+        let rewrite: @Sendable (Int) -> Void = { round in
             (first.value as! UserDefaults).set(String(repeating: "x", count: round % 4_000), forKey: "plain")
             (second.value as! UserDefaults).synchronize()
         }
-        // Stopped before the suites are removed, so that it writes no file after.
-        defer { rewriter.stop() }
         let writes = Stress.rounds(300)
-        let failures = try await offPool { () -> [String] in
+        // The rewriting thread stops before the suites are removed: it writes no file after.
+        let failures = try await whileRepeating([rewrite]) { () -> [String] in
             var failures: [String] = []
             for value in 0..<writes {
                 if let failure = thrown(by: { try (first.value as! UserDefaults).encode(value, forKey: "counter") }) { failures.append(failure) }
