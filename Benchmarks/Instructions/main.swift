@@ -92,6 +92,15 @@ let othersObserved = (0..<(["defaults-write-others-observed": 1_000, "defaults-w
     defaults.observe(DefaultsKey<Int?>("other.\(index)")) { _, new in _ = new }
 }
 
+// 1,000 other suites the process has opened and read, as a process that opens a suite
+// per account or per document has: on Linux every `synchronize()` goes through each suite
+// Foundation has opened, for the package's writes and the Data-blob habit's alike.
+let otherSuites = (0..<(arguments[1].hasSuffix("-1000-suites") ? 1_000 : 0)).map { index in
+    let suite = UserDefaults(suiteName: "defaults-coder-instructions-other-\(index)")!
+    sink &+= suite.object(forKey: "absent") == nil ? 1 : 0
+    return suite
+}
+
 // A writer whose every change is handed to one observer of its key: the delivery's cost.
 let nativeObserved = arguments[1] == "defaults-write-changing-observed" ? defaults.observe(DefaultsKey<Settings?>("native")) { _, new in _ = new } : nil
 
@@ -147,12 +156,13 @@ for _ in 0..<rounds {
         for _ in 0..<10 { sink &+= defaults[typed]?.retries ?? 0 }
     case "defaults-write":
         for _ in 0..<10 { try defaults.encode(settings, forKey: "native") }
-    case "defaults-write-changing", "defaults-write-changing-observed", "defaults-write-other-observed", "defaults-write-others-observed":
+    case "defaults-write-changing", "defaults-write-changing-observed", "defaults-write-other-observed", "defaults-write-others-observed",
+        "defaults-write-changing-1000-suites":
         for _ in 0..<10 {
             turn += 1
             try defaults.encode(alternating[turn % 2], forKey: "native")
         }
-    case "defaults-blob-write-changing":
+    case "defaults-blob-write-changing", "defaults-blob-write-changing-1000-suites":
         for _ in 0..<10 {
             turn += 1
             defaults.set(try PropertyListEncoder().encode(alternating[turn % 2]), forKey: "blob")
@@ -186,4 +196,5 @@ for _ in 0..<rounds {
 }
 for observation in othersObserved + announcedObservations { observation.cancel() }
 nativeObserved?.cancel()
+withExtendedLifetime(otherSuites) {}
 print(sink)
