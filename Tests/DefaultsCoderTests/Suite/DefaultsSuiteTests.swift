@@ -441,20 +441,12 @@ struct DefaultsSuiteTests {
         // their own, while a third asks for a live object: a reference found alive and
         // read again may find its object gone in between. Threads, not tasks: on a busy
         // machine a task may start only after the looking is over.
-        let (made, found) = try await offPool { () -> (Int, Int) in
-            let stop = Locked(false)
-            let made = Locked(0)
-            let done = DispatchGroup()
-            for _ in 0..<2 {
-                done.enter()
-                Thread {
-                    while !stop.withLock({ $0 }) {
-                        for _ in 0..<16 { _ = DefaultsSuite.of(makeDefaults(suiteName: name)) }
-                        made.withLock { $0 += 16 }
-                    }
-                    done.leave()
-                }.start()
-            }
+        let made = Locked(0)
+        let make: @Sendable (Int) -> Void = { _ in
+            for _ in 0..<16 { _ = DefaultsSuite.of(makeDefaults(suiteName: name)) }
+            made.withLock { $0 += 16 }
+        }
+        let found = try await whileRepeating([make, make]) { () -> Int in
             // Until enough looks found an object alive, within a bound.
             var (looks, found) = (0, 0)
             let deadline = Date().addingTimeInterval(60)
@@ -462,12 +454,10 @@ struct DefaultsSuiteTests {
                 if feed.anyObject() != nil { found += 1 }
                 looks += 1
             }
-            stop.withLock { $0 = true }
-            done.wait()
-            return (made.withLock { $0 }, found)
+            return found
         }
         // Both sides ran: objects were made, and some were found alive.
-        #expect(made > 0)
+        #expect(made.withLock { $0 } > 0)
         #expect(found >= 100)
     }
 

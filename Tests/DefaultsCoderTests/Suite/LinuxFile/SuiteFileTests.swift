@@ -445,24 +445,17 @@ struct SuiteFileGuardTests {
         // looks at it has nothing to lose and goes on; a refusal would lose the change.
         let suite = TestSuite()
         let path = suite.fileURL.path
-        let stop = Locked(false)
-        let stopped = Locked(false)
-        Thread {
-            while !stop.withLock({ $0 }) {
-                usleep(UInt32.random(in: 0..<300))
-                unlink(path)
-            }
-            stopped.withLock { $0 = true }
-        }.start()
+        let remove: @Sendable (Int) -> Void = { _ in
+            usleep(UInt32.random(in: 0..<300))
+            unlink(path)
+        }
         let defaults = SendableAny(suite.defaults)
-        let failures = try await offPool { () -> [String] in
+        let failures = try await whileRepeating([remove]) { () -> [String] in
             let defaults = defaults.value as! UserDefaults
             var failures: [String] = []
             for index in 0..<Stress.rounds(3_000) {
                 if let failure = thrown(by: { try defaults.encode(index, forKey: "k\(index % 10)") }) { failures.append(failure) }
             }
-            stop.withLock { $0 = true }
-            while !stopped.withLock({ $0 }) { usleep(1_000) }
             return failures
         }
         #expect(failures == [])
