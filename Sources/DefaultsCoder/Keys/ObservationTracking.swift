@@ -1,16 +1,9 @@
-// The Observation framework without macros: reading a `@UserDefault` property inside
-// `withObservationTracking` (what a SwiftUI `body` does) registers its key, and the next
-// real change of that key fires the tracking's `onChange`.
-//
-// A read costs a read. Every wrapper of one key in one suite shares one tracker, which
-// listens to the suite's feed from a read until the key's next change: the feed has
-// already compared the value, so the tracker decodes nothing and fires the registrar of
-// each wrapper read since (`TrackedReader`), held weakly: a released model's trackings
-// go with it. Then it stops listening, as the framework's own trackings end when they
-// fire; the next read arms a new one. Observation has no public way to ask whether a tracking is in progress
-// (`ObservationRegistrar` offers `access`, `willSet`, `didSet` and `withMutation`), so a
-// read outside any tracking arms one too: at most one per suite and key, until the key
-// changes.
+// The Observation framework without macros: a `@UserDefault` read inside
+// `withObservationTracking` (a SwiftUI `body`) registers its key, and the key's next real
+// change fires the tracking. Every wrapper of one key in one suite shares one tracker that
+// listens from a read until that change, then stops, as the framework's trackings do.
+// Observation cannot tell whether a tracking is in progress, so any read arms one: at most
+// one per suite and key.
 
 import DefaultsCoderStorage
 import Foundation

@@ -1,13 +1,8 @@
-// One change feed per suite: the only owner of "what changed". The backend tells it the
-// values it found — after a package write (published under the suite's lock, so in the
-// order the writes reached the suite), or after a recheck it was asked for (Foundation's
-// announcement in this process, another process's write) — and the feed compares each
-// with the value it last published for the key, once. Only real changes are queued, so
-// subscribers receive values that already differ: they decode and report, and compare
-// nothing. Subscribers are called one event at a time, never on two threads at once,
-// in the order the suite took the changes; and the thread that queued an event returns
-// only once it has been handed over, so a write returns after its observers ran. The
-// suite layer calls nobody above it: subscribers are `ChangeSubscriber`s.
+// One change feed per suite, the only owner of "what changed": the backend hands it the
+// values it found (after a package write, under the suite's lock; after a recheck), and
+// it publishes each key whose value differs from the last it published. Subscribers are
+// called one event at a time, in the suite's order, and a write returns once its event
+// is handed over, so that it returns after its observers ran.
 
 import Foundation
 import KeyValueCoders

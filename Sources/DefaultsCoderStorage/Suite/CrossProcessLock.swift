@@ -1,17 +1,9 @@
-// A lock that processes running this package take before a change that must not
-// interleave with another process's: an exclusive `flock(2)` on a lock file, held while
-// the thread holds this process's turn. The file backend takes it for every write (it
-// writes the suite's file itself); the preferences backend only for migrations and
-// `resetAll()`, where `cfprefsd` orders single writes but nothing orders a whole change.
-// The file is open only while the lock is held, so that no descriptor stays open between
-// changes: a removed directory is then gone for good, and a process with many suites
-// holds no file per suite.
-//
-// A lock file can be removed while it is held (a clean-up of the directory), and the next
-// process then locks a new one. On Linux the lock also follows the suite's own file,
-// which no clean-up removes without removing the settings: its `flock(2)` is taken as
-// well, and a writer locks each new file before renaming it into place, so the file at
-// the path is always locked by the process that may change it.
+// The lock processes running this package take before a change that must not interleave
+// with another's: `flock(2)` on a lock file, open only while held, so that no descriptor
+// stays open between changes. The file backend takes it for every write, the preferences
+// backend for migrations and `resetAll()` (`cfprefsd` orders single writes, not a whole
+// change). A lock file removed while held is noticed, and on Linux the suite's own file is
+// locked too, so that a clean-up of the directory cannot let two writers in.
 
 import Foundation
 import KeyValueCoders

@@ -1,17 +1,8 @@
-// How a suite hears of changes made outside the package's writes in this process, behind
-// one small seam, while something observes it (nothing runs otherwise; no thread per
-// observer):
-// - Linux: the suite's file is watched with inotify (`FileWatcher`). A rename over the
-//   file (a package write) and a rewrite in place (Foundation's `synchronize()`) both
-//   count.
-// - Apple platforms: every package write posts a Darwin notification named after the
-//   suite through libnotify, which every process observing the suite hears on a queue of
-//   the package's (`cfprefsd` owns the file; CoreFoundation's Darwin notify center would
-//   deliver on the main thread's run loop only, which a command-line tool never runs).
-// - On both, the observed keys of a `UserDefaults` that can be key-value observed
-//   (Apple's; on Linux, the tests' double of Apple's) are, for other code's changes.
-// What the feed does with a change is the same everywhere: it reads the keys it is asked
-// for again (`ChangeFeed.recheck`), and publishes only what differs.
+// How a suite hears of changes the package did not write, while something observes it:
+// on Linux an inotify watch of the suite's file (`FileWatcher`); on Apple platforms a
+// Darwin notification each package write posts (through libnotify, which delivers on a
+// queue; CoreFoundation's center would need the main run loop), and key-value observing
+// of the observed keys for other code's changes. Either way the feed rechecks the keys.
 
 import Foundation
 import KeyValueCoders
