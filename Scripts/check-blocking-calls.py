@@ -8,6 +8,10 @@ runs it on a thread of its own and awaits it.
 A blocking call is reported when it sits in the body of an `async` function, under
 control flow only (`if`, `for`, `do`, …) — not inside a closure, which runs where its
 caller puts it (`offPool`, a thread, an observer's handler). Exits 1 and lists each.
+
+A busy thread — a `Thread { … }` that loops until told to stop — is reported outside
+TestSupport.swift: busy threads go through `whileRepeating(_:_:)`, which stops them as
+the work they press on returns, never once a starved task resumes.
 """
 
 import pathlib
@@ -73,16 +77,34 @@ def check(path):
     return sorted(set(problems), key=problems.index)
 
 
+def busy_threads(path):
+    """Each `Thread {` whose block holds a `while` loop: a thread that runs until stopped."""
+    text = "\n".join(code(line) for line in path.read_text().splitlines())
+    problems = []
+    for match in re.finditer(r"\bThread\s*\{", text):
+        depth, end = 0, match.end() - 1
+        for end in range(match.end() - 1, len(text)):
+            depth += {"{": 1, "}": -1}.get(text[end], 0)
+            if depth == 0:
+                break
+        if re.search(r"\bwhile\b", text[match.end():end]):
+            number = text.count("\n", 0, match.start()) + 1
+            problems.append(f"{path.relative_to(ROOT)}:{number}: a busy thread; run it through whileRepeating")
+    return problems
+
+
 def main():
     problems = []
     for path in sorted(ROOT.glob("Tests/DefaultsCoderTests/**/*.swift")):
         problems += check(path)
+        if path.name != "TestSupport.swift":
+            problems += busy_threads(path)
     for problem in problems:
         print(problem)
     if problems:
-        print("blocking calls on the cooperative pool in async tests (above); run them through offPool", file=sys.stderr)
+        print("blocking calls on the cooperative pool in async tests, or busy threads (above): run them through offPool or whileRepeating", file=sys.stderr)
         return 1
-    print("no async test blocks a cooperative thread")
+    print("no async test blocks a cooperative thread, and busy threads run through whileRepeating")
     return 0
 
 
