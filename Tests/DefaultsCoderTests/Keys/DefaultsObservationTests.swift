@@ -374,12 +374,8 @@ struct DefaultsObservationTests {
         let announce: @Sendable (Int) -> Void = { _ in ChangeFeed.recheckAll() }
         let (wrote, chained) = try await whileRepeating([announce, announce]) {
             // On a thread of its own, so that a deadlock fails the test instead of hanging it.
-            let done = Locked(false)
-            Thread {
-                try? suite.defaults.write(1, to: key)
-                done.withLock { $0 = true }
-            }.start()
-            return (waitUntil(within: 10) { done.withLock { $0 } }, waitUntil(within: 60) { events.withLock { $0.count } >= last })
+            let wrote = waitUntilFinished { try? suite.defaults.write(1, to: key) }
+            return (wrote, waitUntil(within: 60) { events.withLock { $0.count } >= last })
         }
         #expect(wrote)
         #expect(chained)

@@ -172,8 +172,7 @@ struct DefaultsSuiteTests {
             let early = wrote.withLock { $0 }
             let ending = child.ending
             child.kill()
-            let deadline = Date().addingTimeInterval(10)
-            while wrote.withLock({ $0 }) == nil && Date() < deadline { usleep(10_000) }
+            _ = waitUntil(within: 10) { wrote.withLock { $0 } != nil }
             return (early, ending, wrote.withLock { $0 } == "wrote")
         }
         #expect(early == nil, "the write ended while another process held the lock; the child: \(child)")

@@ -435,12 +435,25 @@ func eventually(
 /// a task's thread: a deadlock fails the test instead of hanging the run. Returns
 /// whether it finished.
 func finishes(within seconds: Double = 10, _ body: @escaping @Sendable () -> Void) async -> Bool {
+    let done = started(body)
+    return await eventually(within: seconds) { done.withLock { $0 } }
+}
+
+/// `finishes(within:_:)` for a thread off the pool (`offPool`, `whileRepeating`): runs
+/// `body` on another thread and waits on this one at most `seconds` for it.
+func waitUntilFinished(within seconds: Double = 10, _ body: @escaping @Sendable () -> Void) -> Bool {
+    let done = started(body)
+    return waitUntil(within: seconds) { done.withLock { $0 } }
+}
+
+/// Starts `body` on a thread of its own; the flag turns true once it returned.
+private func started(_ body: @escaping @Sendable () -> Void) -> Locked<Bool> {
     let done = Locked(false)
     Thread {
         body()
         done.withLock { $0 = true }
     }.start()
-    return await eventually(within: seconds) { done.withLock { $0 } }
+    return done
 }
 
 /// What `body` threw, as text; `nil` when it threw nothing. For work on other threads,
